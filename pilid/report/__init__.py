@@ -1,0 +1,1 @@
+"""pilid.report"""

@@ -1,0 +1,45 @@
+"""Hydra entry point: `python -m pilid.run model=pilid gamma=5 data=skill` (sweeps with `-m`).
+
+This layer only composes and checks the config and hands it to the runner, which is plain Python.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import hydra
+from omegaconf import DictConfig
+
+from pilid.config import check_config, check_overrides
+from pilid.errors import PilidError
+
+
+def _fail(error: Exception) -> None:
+    print(f"pilid: error: {error}", file=sys.stderr)
+    sys.exit(2)
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+def main(cfg: DictConfig) -> float | None:
+    """Run one setting (all its trials) and print the summary line."""
+    try:
+        check_config(cfg)
+        from pilid.experiments.runner import run_setting
+
+        summary = run_setting(cfg)
+    except PilidError as error:
+        _fail(error)
+    print(summary.line, flush=True)
+    return summary.mean
+
+
+def cli() -> None:
+    try:
+        check_overrides(sys.argv[1:])
+    except PilidError as error:
+        _fail(error)
+    main()
+
+
+if __name__ == "__main__":
+    cli()
