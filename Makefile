@@ -36,7 +36,9 @@ figures:
 	@echo "make figures: not implemented yet (issue: paper figures)" >&2; exit 1
 
 bench:
-	@echo "make bench: not implemented yet (issues: PiLiD, trial runner)" >&2; exit 1
+	$(PYTHON) scripts/bench_pilid.py
+	$(PYTHON) scripts/bench_trials.py
+	$(PYTHON) scripts/bench_baselines.py
 
 smoke:
 	@echo "make smoke: not implemented yet (issue: paper tables)" >&2; exit 1
