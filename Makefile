@@ -29,16 +29,28 @@ format:
 	$(PYTHON) -m ruff format .
 	$(PYTHON) -m ruff check --fix .
 
+TABLES ?= results/tables
+FIGURES ?= results/figures
+SMOKE_EXPERIMENTS ?= smoke_sim_regression smoke_sim_classification smoke_init_significance \
+	smoke_real_data smoke_skill_shapes
+
 tables:
-	@echo "make tables: not implemented yet (issue: paper tables)" >&2; exit 1
+	$(PYTHON) -m pilid.report tables --results $(RESULTS) --out $(TABLES)
 
 figures:
-	@echo "make figures: not implemented yet (issue: paper figures)" >&2; exit 1
+	$(PYTHON) -m pilid.report figures --results $(RESULTS) --out $(FIGURES)
 
 bench:
 	$(PYTHON) scripts/bench_pilid.py
 	$(PYTHON) scripts/bench_trials.py
 	$(PYTHON) scripts/bench_baselines.py
 
+# A fresh scratch directory each time, so that the smoke run exercises every step.
 smoke:
-	@echo "make smoke: not implemented yet (issue: paper tables)" >&2; exit 1
+	rm -rf $(SMOKE_RESULTS)
+	set -e; for experiment in $(SMOKE_EXPERIMENTS); do \
+		$(PYTHON) -m pilid.run -m experiment=$$experiment results_dir=$(SMOKE_RESULTS) \
+			hydra.sweep.dir=$(SMOKE_RESULTS)/multirun/$$experiment; \
+	done
+	$(PYTHON) -m pilid.report tables --results $(SMOKE_RESULTS) --out $(SMOKE_RESULTS)/tables
+	$(PYTHON) -m pilid.report figures --results $(SMOKE_RESULTS) --out $(SMOKE_RESULTS)/figures

@@ -1,0 +1,71 @@
+"""What makes two runs "the same setting": a stable hash of the resolved config.
+
+``setting_id`` hashes every key that can change a trial's result (data, model, training
+settings, ``seed``) and drops the bookkeeping keys that only say how, where or how many times
+it runs. ``seed`` stays in because trial ``t`` uses seed ``seed + t``: another seed gives other
+splits and initialisations, hence another setting. ``trials`` is left out so that raising it
+from 5 to 20 reuses the first 5 trials. ``train.batched``/``train.trials_per_batch``/
+``train.n_jobs`` are left out because the batched and one-by-one paths give the same numbers
+within float tolerance (``pilid.train.fit_batched``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+#: Top-level keys that do not change a trial's result.
+BOOKKEEPING_KEYS = (
+    "trials",
+    "device",
+    "results_dir",
+    "data_dir",
+    "force",
+    "verbose",
+    "gamma",  # the shortcut; model.gamma (where the model has one) carries the value
+    "experiment_name",
+    "experiment",
+    "hydra",
+)
+#: Keys under ``train`` that do not change a trial's result.
+TRAIN_BOOKKEEPING_KEYS = ("batched", "n_jobs", "trials_per_batch")
+
+#: Length of the hex digest kept as the id (64 bits: collisions are not a concern here).
+ID_LENGTH = 16
+
+
+def resolved_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
+    """The config as a plain dict with all interpolations resolved."""
+    if isinstance(cfg, DictConfig):
+        return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    return OmegaConf.to_container(OmegaConf.create(dict(cfg)), resolve=True)
+
+
+def setting_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
+    """The resolved config minus the bookkeeping keys: what ``setting_id`` hashes."""
+    config = resolved_config(cfg)
+    for key in BOOKKEEPING_KEYS:
+        config.pop(key, None)
+    train = config.get("train")
+    if isinstance(train, dict):
+        config["train"] = {k: v for k, v in train.items() if k not in TRAIN_BOOKKEEPING_KEYS}
+    return config
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no whitespace (``1`` and ``1.0`` stay distinct values)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def setting_id(cfg: DictConfig | Mapping[str, Any]) -> str:
+    """Stable 16-hex-digit id of a setting: SHA-256 of the canonical JSON of ``setting_config``.
+
+    The id does not depend on key order, on the process or on the machine, so a resumed run, a
+    joblib worker and a Slurm job all find the same trials in the store.
+    """
+    digest = hashlib.sha256(canonical_json(setting_config(cfg)).encode("utf-8")).hexdigest()
+    return digest[:ID_LENGTH]

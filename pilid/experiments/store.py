@@ -1,0 +1,230 @@
+"""The results store: one JSON line per finished trial, appended atomically.
+
+A record is written with a single ``os.write`` of complete lines on an ``O_APPEND`` descriptor
+while an exclusive ``fcntl.flock`` is held, then fsync'ed. Several processes (joblib workers,
+Slurm array jobs on a shared file system with working ``flock``) can therefore append to one
+``records.jsonl`` without interleaving. A writer killed in the middle of a write can at worst
+leave a partial last line; the reader skips such a line with a warning, and the next writer
+terminates it with a newline first so that it never glues onto a good record.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import math
+import os
+import warnings
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pilid.errors import PilidError
+
+RECORDS_FILE = "records.jsonl"
+
+#: The fields of a trial record (CONTRIBUTING.md, "Records"), in the order the runner writes them.
+RECORD_FIELDS = (
+    "experiment",
+    "dataset",
+    "model",
+    "params",
+    "N",
+    "m",
+    "task",
+    "trial",
+    "seed",
+    "metric",
+    "value",
+    "fit_seconds",
+    "fit_mode",
+    "device",
+    "versions",
+    "setting_id",
+    "data",
+    "finished_at",
+)
+
+
+class StoreWarning(UserWarning):
+    """A line of the records file could not be read and was skipped."""
+
+
+def records_path(path: str | os.PathLike) -> Path:
+    """The records file for ``path``: a results directory or a ``.jsonl`` file itself."""
+    path = Path(path).expanduser()
+    if path.suffix == ".jsonl" or path.is_file():
+        return path
+    return path / RECORDS_FILE
+
+
+def _jsonable(value: Any) -> Any:
+    """Plain-JSON form of numpy scalars/arrays, paths and non-finite floats (as null)."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "tolist") and not isinstance(value, str):  # numpy arrays and scalars
+        return _jsonable(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    return value
+
+
+def encode_record(record: Mapping[str, Any]) -> bytes:
+    """One record as one line of JSON (UTF-8, no newline inside, newline at the end)."""
+    line = json.dumps(_jsonable(record), ensure_ascii=False, allow_nan=False, sort_keys=False)
+    return line.encode("utf-8") + b"\n"
+
+
+class ResultStore:
+    """Append-only JSON Lines store of trial records under a results directory.
+
+    ``ResultStore(results_dir)`` reads and writes ``<results_dir>/records.jsonl``; a path that
+    ends in ``.jsonl`` names the file directly.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = records_path(path)
+
+    @property
+    def root(self) -> Path:
+        """The results directory (artefacts go under ``root / "artifacts"``)."""
+        return self.path.parent
+
+    def __repr__(self) -> str:
+        return f"ResultStore({str(self.path)!r})"
+
+    # -- writing ---------------------------------------------------------------------------
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Append one record atomically."""
+        self.extend([record])
+
+    def extend(self, records: Iterable[Mapping[str, Any]]) -> None:
+        """Append several records in one atomic write (all of them or, after a crash, none)."""
+        data = b"".join(encode_record(r) for r in records)
+        if not data:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise PilidError(
+                f"cannot write results to {str(self.path)!r} ({error.strerror}); "
+                "set results_dir to a writable directory"
+            ) from error
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                if _ends_without_newline(fd):
+                    data = b"\n" + data  # close a line torn by a writer that was killed
+                view = memoryview(data)
+                while view:  # a regular file takes it in one write; loop only on short writes
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    # -- reading ---------------------------------------------------------------------------
+    def records(self) -> list[dict[str, Any]]:
+        """All readable records in file order; unreadable lines are skipped with a warning."""
+        if not self.path.exists():
+            return []
+        with open(self.path, "rb") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
+            try:
+                data = handle.read()
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        lines = data.split(b"\n")
+        tail = lines.pop()  # b"" when the file ends with a newline
+        out = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            record = _decode(line)
+            if record is None:
+                warnings.warn(
+                    f"{self.path}: line {number} is not a complete record; skipped",
+                    StoreWarning,
+                    stacklevel=2,
+                )
+                continue
+            out.append(record)
+        if tail.strip():
+            record = _decode(tail)
+            if record is None:
+                warnings.warn(
+                    f"{self.path}: the last line is incomplete (an interrupted write); skipped",
+                    StoreWarning,
+                    stacklevel=2,
+                )
+            else:  # a complete record whose newline was lost
+                out.append(record)
+        return out
+
+    def setting_records(self, setting_id: str, keep: str = "last") -> list[dict[str, Any]]:
+        """Records of one setting, one per trial (``keep="last"``: the newest one) by trial."""
+        rows = [r for r in self.records() if r.get("setting_id") == setting_id]
+        if keep == "all":
+            return rows
+        latest: dict[Any, dict[str, Any]] = {}
+        for row in rows:
+            latest[row.get("trial")] = row
+        return sorted(latest.values(), key=lambda r: (r.get("trial") is None, r.get("trial")))
+
+    def done_trials(self, setting_id: str) -> set[int]:
+        """Trial numbers already recorded for ``setting_id``."""
+        return {
+            int(r["trial"])
+            for r in self.records()
+            if r.get("setting_id") == setting_id and isinstance(r.get("trial"), int)
+        }
+
+
+def _ends_without_newline(fd: int) -> bool:
+    size = os.fstat(fd).st_size
+    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
+def _decode(line: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def load_results(path: str | os.PathLike = "results/runs", keep: str = "last"):
+    """The records under ``path`` (a results directory or a ``records.jsonl``) as a DataFrame.
+
+    One row per record. ``keep="last"`` (default) keeps only the newest record of each
+    ``(setting_id, trial)`` (a ``force=true`` rerun supersedes older ones); ``keep="all"`` keeps
+    every line. Nested fields (``params``, ``data``, ``versions``) stay dicts. A results
+    directory without records gives an empty DataFrame with the record columns; a path that
+    does not exist raises ``PilidError``. Unreadable lines are skipped with a ``StoreWarning``.
+    """
+    import pandas as pd
+
+    if keep not in ("last", "all"):
+        raise PilidError(f"keep={keep!r} is invalid; use 'last' or 'all'")
+    store = ResultStore(path)
+    if not store.path.exists() and not Path(path).expanduser().exists():
+        raise PilidError(f"no results at {str(path)!r}; run `python -m pilid.run` first")
+    rows = store.records()
+    if keep == "last":
+        latest: dict[tuple, dict[str, Any]] = {}
+        for index, row in enumerate(rows):
+            key = (row.get("setting_id"), row.get("trial"))
+            if key[0] is None or key[1] is None:
+                key = ("__line__", index)
+            latest.pop(key, None)  # re-insert so the newest record sits at its own position
+            latest[key] = row
+        rows = list(latest.values())
+    if not rows:
+        return pd.DataFrame(columns=list(RECORD_FIELDS))
+    return pd.DataFrame.from_records(rows)

@@ -1,0 +1,109 @@
+"""The additive (piecewise-linear) component of PiLiD for T trials at once (Eq. 10, Algorithm 1).
+
+Guo et al., IJCAI 2020, Section 3.2: the first layer of the piecewise-linear component has one
+unit per Phi column, ``w_k phi_k + b_k`` with no activation; the next layer sums the units of
+each feature, weighted by the group weight omega_j. Feature j's marginal value function is
+
+    u_j(x) = omega_j * sum_{k in pieces(j)} (w_k phi_k(x) + b_k),
+
+and the component's output is sum_j u_j(x). Parameters carry a leading trial dimension T:
+``w`` and ``b`` are (T, P), ``omega`` is (T, m). Trials with fewer Phi columns than P are padded
+with masked columns (mask 0, weight 0) that never receive a gradient.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+# Ridge term of the least-squares initialisation, relative to the mean diagonal of the Gram
+# matrix: small enough to leave a well-posed least-squares fit unchanged, large enough to make
+# collinear columns (e.g. a 0/1 feature cut into many pieces) solvable.
+LSTSQ_RIDGE = 1e-6
+
+
+class AdditiveEnsemble(nn.Module):
+    """Eq. (10): u_j(x) = omega_j sum_k (w_k phi_k + b_k), for T trials; forward -> (T, B)."""
+
+    def __init__(
+        self,
+        feature: torch.Tensor,
+        mask: torch.Tensor,
+        n_features: int,
+        w: torch.Tensor,
+        b: torch.Tensor | None = None,
+        omega: torch.Tensor | None = None,
+    ):
+        super().__init__()
+        T, P = feature.shape
+        self.n_features = int(n_features)
+        self.register_buffer("feature", feature.to(torch.long))
+        self.register_buffer("mask", mask.to(w.dtype))
+        self.w = nn.Parameter(w * self.mask)
+        self.b = nn.Parameter(torch.zeros(T, P, dtype=w.dtype) if b is None else b * self.mask)
+        self.omega = nn.Parameter(
+            torch.ones(T, self.n_features, dtype=w.dtype) if omega is None else omega
+        )
+
+    def effective(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per-piece weight omega_j w_k (T, P) and per-trial constant sum_k omega_j b_k (T,)."""
+        om = torch.gather(self.omega, 1, self.feature)
+        return self.w * om, (self.b * self.mask * om).sum(1)
+
+    def forward(self, phi: torch.Tensor) -> torch.Tensor:
+        v, c = self.effective()
+        return torch.baddbmm(c[:, None, None], phi, v.unsqueeze(-1)).squeeze(-1)
+
+    def terms(self, phi: torch.Tensor) -> torch.Tensor:
+        """Each feature's marginal value u_j(x) (T, B, m); sums to `forward` over features."""
+        om = torch.gather(self.omega, 1, self.feature)
+        v = self.w * om
+        T, B, P = phi.shape
+        index = self.feature.unsqueeze(1).expand(T, B, P)
+        out = torch.zeros(T, B, self.n_features, dtype=phi.dtype, device=phi.device)
+        out.scatter_add_(2, index, phi * v.unsqueeze(1))
+        const = torch.zeros(T, self.n_features, dtype=phi.dtype, device=phi.device)
+        const.scatter_add_(1, self.feature, self.b * self.mask * om)
+        return out + const.unsqueeze(1)
+
+
+def ridge_solve(
+    phi: torch.Tensor, target: torch.Tensor, ridge: float = LSTSQ_RIDGE
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Least squares of `target` (T, n) on `phi` (T, n, P) with an intercept, for T trials.
+
+    Algorithm 1, step 2 (w <- (Phi^T Phi)^-1 Phi^T y), solved through the centred normal
+    equations (Phi_c^T Phi_c + r I) w = Phi_c^T y_c with a Cholesky factorisation; r is
+    `ridge` times the mean diagonal of the Gram matrix. The Gram matrix is formed in the input
+    precision, the factorisation in float64. Returns the weights (T, P) and the intercept (T,)
+    so that predictions are ``phi @ w + intercept``.
+    """
+    mean_phi = phi.mean(1, keepdim=True)
+    mean_y = target.mean(1, keepdim=True)
+    phi_c = phi - mean_phi
+    gram = torch.bmm(phi_c.transpose(1, 2), phi_c).double()
+    rhs = torch.bmm(phi_c.transpose(1, 2), (target - mean_y).unsqueeze(-1)).double()
+    P = phi.shape[2]
+    diag = torch.diagonal(gram, dim1=1, dim2=2)
+    r = ridge * diag.mean(1).clamp_min(1e-12) + 1e-12
+    gram = gram + r[:, None, None] * torch.eye(P, dtype=gram.dtype, device=gram.device)
+    chol = torch.linalg.cholesky(gram)
+    w = torch.cholesky_solve(rhs, chol).squeeze(-1)
+    intercept = mean_y.squeeze(1).double() - (mean_phi.squeeze(1).double() * w).sum(1)
+    return w.to(phi.dtype), intercept.to(phi.dtype)
+
+
+def lstsq_init(
+    phi: torch.Tensor, target: torch.Tensor, mask: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Algorithm 1's least-squares start: w from `ridge_solve`, the intercept spread over b.
+
+    Algorithm 1 sets b = 0 and regresses without an intercept; here the least squares has an
+    intercept, which is spread evenly over the per-piece biases b (the paper's footnote splits
+    w_0 into constant terms of the marginal value functions). With omega = 1 the component's
+    output is then exactly the least-squares prediction. Returns (w (T, P), b (T, P)).
+    """
+    w, intercept = ridge_solve(phi, target)
+    n_real = mask.sum(1, keepdim=True).clamp_min(1.0)
+    b = mask * (intercept.unsqueeze(1) / n_real)
+    return w * mask, b

@@ -1,0 +1,77 @@
+"""The deep (nonlinear) component of PiLiD: an MLP for T trials at once (Eq. 6-8).
+
+Guo et al., IJCAI 2020, Section 3.1:
+
+    h^0 = x,   h^l = relu(W^l h^(l-1) + b^l),  l = 1..L,   y = (w^y)^T h^L + b^y.
+
+Every weight carries a leading trial dimension T, ``W^l`` is (T, p_(l-1), p_l), and one
+``torch.baddbmm`` evaluates a layer for all trials. Initialisation (Algorithm 1, step 2):
+W^l ~ N(0, sigma^2) and b^l = 0 (``sigma=None``: He-normal scale sqrt(2 / fan_in) per layer,
+which keeps a deep ReLU net's signal alive at the start). Algorithm 1 leaves the output layer (w^y, b^y) unspecified; it
+starts at zero here, so that before the first training step the model's output is exactly the
+additive component's (the least-squares fit with ``init="lstsq"``). Trial t's weights are drawn
+from its own generator, so a trial's start does not depend on how many trials share the batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from pilid.errors import PilidError
+from pilid.train.trainer import STREAM_DEEP, trial_generator
+
+
+def check_hidden_layers(hidden_layers) -> tuple[int, ...]:
+    """Validate `hidden_layers` (a sequence of whole numbers >= 1; empty = linear output)."""
+    try:
+        sizes = tuple(int(h) for h in hidden_layers)
+        ok = all(h >= 1 and float(h) == float(g) for h, g in zip(sizes, hidden_layers))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise PilidError(
+            f"hidden_layers={hidden_layers!r} is invalid; give a list of layer sizes >= 1, e.g. "
+            "[100, 200, 400, 400, 200, 100] (the paper's)"
+        )
+    return sizes
+
+
+class EnsembleMLP(nn.Module):
+    """The paper's MLP (Eq. 6-8) for T = len(seeds) trials; forward (T, B, m) -> (T, B)."""
+
+    def __init__(
+        self,
+        n_features: int,
+        hidden_layers: Sequence[int],
+        sigma: float | None,
+        seeds: Sequence[int],
+        dtype=torch.float32,
+    ):
+        super().__init__()
+        sizes = (int(n_features), *check_hidden_layers(hidden_layers))
+        T = len(seeds)
+        gens = [trial_generator(s, STREAM_DEEP) for s in seeds]
+        self.weights = nn.ParameterList()
+        self.biases = nn.ParameterList()
+        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+            std = (2.0 / fan_in) ** 0.5 if sigma is None else float(sigma)
+            w = torch.stack(
+                [torch.randn(fan_in, fan_out, generator=g, dtype=dtype) * std for g in gens]
+            )
+            self.weights.append(nn.Parameter(w))
+            self.biases.append(nn.Parameter(torch.zeros(T, 1, fan_out, dtype=dtype)))
+        self.out_w = nn.Parameter(torch.zeros(T, sizes[-1], 1, dtype=dtype))
+        self.out_b = nn.Parameter(torch.zeros(T, 1, 1, dtype=dtype))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x
+        for w, b in zip(self.weights, self.biases):
+            h = torch.relu(torch.baddbmm(b, h, w))
+        return torch.baddbmm(self.out_b, h, self.out_w).squeeze(-1)
+
+    def flops_per_row(self) -> int:
+        """Multiply-adds of one forward pass for one row and one trial."""
+        return sum(w.shape[1] * w.shape[2] for w in self.weights) + self.out_w.shape[1]

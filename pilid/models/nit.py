@@ -1,0 +1,96 @@
+"""NIT, Neural Interaction Transparency (Tsang, Liu, Purushotham, Murali & Liu, NeurIPS 2018).
+
+A baseline of Table 3 in Guo et al., IJCAI 2020: the same B gated MLP blocks as PiLiB
+(`pilid.models.blocks.GatedBlocks`) with no piecewise-linear component, so the blocks must carry
+the main effects as well as the interactions:
+
+    U(y) = b + sum_i g_i(x * z_i).
+
+Loss: the task loss plus Tsang et al.'s L_K (their Eq. 5),
+
+    L_K = max(max_i k_i - K, 0) + lambda0 * (1/B) sum_i k_i,
+
+with k_i the expected order of block i (`pilid.models.gates.nit_order_penalty`; Tsang's lambda
+is called `lambda0` here so that PiLiB and NIT share their hyper-parameter names). Training
+follows the same two phases as PiLiB (`pilid.models.pilib`): phase 1 with L_K until the block
+orders are <= K and the masks have settled (capped at `phase1_epochs`, with a warning if the order
+test still fails), phase 2 with the masks frozen, no L_K and the standard regularisation.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from pilid.models.estimators import _Classifier, _Regressor
+from pilid.models.gates import nit_order_penalty
+from pilid.models.pilib import _BlockModel
+
+
+class NITBase(_BlockModel):
+    _has_additive = False
+
+    def __init__(
+        self,
+        n_blocks=20,
+        max_order=3,
+        block_layers=(16, 8),
+        lambda0=0.5,
+        gate_lr_scale=10.0,
+        phase1_epochs=400,
+        mask_patience=10,
+        init_prob=0.9,
+        sigma=0.5,
+        reg="l2",
+        lam=1e-5,
+        lr=0.005,
+        epochs=100,
+        batch_size=256,
+        optimizer="adam",
+        patience=10,
+        val_fraction=0.1,
+        random_state=None,
+        device="auto",
+        categorical_features=None,
+        verbose=False,
+    ):
+        self.n_blocks = n_blocks
+        self.max_order = max_order
+        self.block_layers = block_layers
+        self.lambda0 = lambda0
+        self.gate_lr_scale = gate_lr_scale
+        self.phase1_epochs = phase1_epochs
+        self.mask_patience = mask_patience
+        self.init_prob = init_prob
+        self.sigma = sigma
+        self.reg = reg
+        self.lam = lam
+        self.lr = lr
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.optimizer = optimizer
+        self.patience = patience
+        self.val_fraction = val_fraction
+        self.random_state = random_state
+        self.device = device
+        self.categorical_features = categorical_features
+        self.verbose = verbose
+
+    def _penalty(self, log_alpha: torch.Tensor) -> torch.Tensor:
+        return nit_order_penalty(log_alpha, int(self.max_order), float(self.lambda0))
+
+
+_NIT_DOC = """
+    Parameters (defaults work out of the box on a few thousand rows): n_blocks (B),
+    max_order (K), block_layers, lambda0 (Tsang's lambda), gate_lr_scale, phase1_epochs,
+    mask_patience, init_prob, sigma, reg, lam and the training settings, all as in
+    `pilid.models.pilib.PiLiBRegressor`. Fitted: block_features_, block_order_,
+    block_importance_, block_share_; `interactions_()`, `interaction_grid`, `plot_interaction`.
+    """
+
+
+class NITRegressor(_Regressor, NITBase):
+    __doc__ = "NIT (Tsang et al., NeurIPS 2018) for regression: gated MLP blocks." + _NIT_DOC
+
+
+class NITClassifier(_Classifier, NITBase):
+    __doc__ = "NIT (Tsang et al., NeurIPS 2018) for binary classification." + _NIT_DOC

@@ -1,0 +1,179 @@
+"""Characteristic points (Definition 1) and the piecewise-linear feature vector Phi (Definition 2).
+
+Guo et al., IJCAI 2020, Section 3.1. Feature j is cut into pieces at its characteristic points
+phi_j^0 < phi_j^1 < ... < phi_j^{gamma_j}; the feature vector of a row has one entry per piece,
+
+    phi_{i,j}^k = 1                                          if x_ij > phi_j^k,
+                  (x_ij - phi_j^{k-1}) / (phi_j^k - phi_j^{k-1})  if phi_j^{k-1} <= x_ij <= phi_j^k,
+                  0                                          otherwise,
+
+so that a weight per piece gives a continuous piecewise-linear function of x_ij.
+
+* Numeric features, ``method="uniform"`` (the paper): gamma_j equal sub-intervals of the
+  training range [min, max].
+* Numeric features, ``method="quantile"``: points at the training quantiles k / gamma_j, merged
+  where they coincide (heavy-tailed or discrete features then get fewer, well-filled pieces).
+* Categorical features: the sorted unique training values (Definition 1 for categorical
+  features), i.e. one piece between each pair of consecutive values, so every category gets its
+  own marginal value.
+
+Values outside the training range follow Definition 2 literally: below the first point every
+entry is 0 and above the last every entry is 1, i.e. they are clipped to the end points and the
+shape is constant beyond the training range. A constant feature has a single point; it gets one
+piece of zero width whose entry is 0 everywhere, so it contributes a constant (no division by
+zero, no NaN).
+
+Everything is computed with whole-array operations; Phi for a dataset is built once (torch) and
+mini-batches take rows of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from pilid.errors import PilidError
+
+KNOT_METHODS = ("uniform", "quantile")
+
+
+@dataclass
+class Knots:
+    """The characteristic points of every feature (Definition 1) and the layout of Phi.
+
+    `points[j]` holds phi_j^0 < ... < phi_j^{gamma_j} (one value for a constant feature);
+    `categorical[j]` says which rule produced them. Phi has `n_pieces.sum()` columns, feature by
+    feature, in the order of Definition 2.
+    """
+
+    points: list[np.ndarray]
+    categorical: np.ndarray
+
+    @property
+    def n_features(self) -> int:
+        return len(self.points)
+
+    @property
+    def n_pieces(self) -> np.ndarray:
+        """gamma_j per feature (a constant feature has one zero-width piece)."""
+        return np.array([max(len(p) - 1, 1) for p in self.points], dtype=np.int64)
+
+    @property
+    def n_columns(self) -> int:
+        return int(self.n_pieces.sum())
+
+    def layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per Phi column: feature index, left point phi^{k-1}, and 1 / width (0 for width 0)."""
+        feature, lo, inv = [], [], []
+        for j, p in enumerate(self.points):
+            if len(p) == 1:
+                left, right = p, p
+            else:
+                left, right = p[:-1], p[1:]
+            width = right - left
+            feature.append(np.full(len(left), j, dtype=np.int64))
+            lo.append(left)
+            with np.errstate(divide="ignore"):
+                inv.append(np.where(width > 0, 1.0 / np.where(width > 0, width, 1.0), 0.0))
+        return np.concatenate(feature), np.concatenate(lo), np.concatenate(inv)
+
+    def torch_layout(self, device=None, dtype=torch.float32):
+        feature, lo, inv = self.layout()
+        return (
+            torch.as_tensor(feature, device=device),
+            torch.as_tensor(lo, dtype=dtype, device=device),
+            torch.as_tensor(inv, dtype=dtype, device=device),
+        )
+
+
+def _check_gamma(gamma, n_features: int) -> np.ndarray:
+    if np.ndim(gamma) == 0:
+        gammas = [gamma] * n_features
+    else:
+        gammas = list(gamma)
+        if len(gammas) != n_features:
+            raise PilidError(
+                f"gamma has {len(gammas)} entries but X has {n_features} features; give one "
+                "number of pieces per feature or a single number"
+            )
+    for g in gammas:
+        if isinstance(g, bool) or not float(g).is_integer() or g < 1:
+            raise PilidError(
+                f"gamma={gamma!r} is invalid; the number of pieces per feature must be a whole "
+                "number >= 1 (gamma=1 is a linear model)"
+            )
+    return np.asarray(gammas, dtype=np.int64)
+
+
+def fit_knots(
+    X: np.ndarray,
+    gamma: int | Sequence[int] = 5,
+    method: str = "uniform",
+    categorical: np.ndarray | None = None,
+) -> Knots:
+    """Characteristic points of Definition 1 from training data `X` (n, m).
+
+    Numeric feature j: ``uniform`` gives phi_j^k = alpha_j + k / gamma_j (beta_j - alpha_j),
+    ``quantile`` gives the training quantiles k / gamma_j with coinciding points merged.
+    Categorical feature: its sorted unique values.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or X.shape[0] < 1:
+        raise PilidError(f"X must be a non-empty 2-D array; got shape {X.shape}")
+    if method not in KNOT_METHODS:
+        raise PilidError(f"knots={method!r} is unknown; use one of {', '.join(KNOT_METHODS)}")
+    m = X.shape[1]
+    gammas = _check_gamma(gamma, m)
+    cat = np.zeros(m, dtype=bool) if categorical is None else np.asarray(categorical, dtype=bool)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    points = []
+    for j in range(m):  # one small step per feature (not per sample)
+        if cat[j]:
+            p = np.unique(X[:, j])
+        elif method == "uniform":
+            p = lo[j] + (hi[j] - lo[j]) * np.arange(gammas[j] + 1) / gammas[j]
+            p[-1] = hi[j]
+            p = np.unique(p)  # collapses a constant feature to one point
+        else:
+            p = np.unique(np.quantile(X[:, j], np.linspace(0.0, 1.0, gammas[j] + 1)))
+        points.append(p)
+    return Knots(points=points, categorical=cat)
+
+
+def phi_numpy(X: np.ndarray, knots: Knots) -> np.ndarray:
+    """Phi of Definition 2 in NumPy (float64), shape (n, sum_j gamma_j)."""
+    feature, lo, inv = knots.layout()
+    X = np.asarray(X, dtype=np.float64)
+    return np.clip((X[:, feature] - lo) * inv, 0.0, 1.0)
+
+
+def phi_torch(X: torch.Tensor, layout) -> torch.Tensor:
+    """Phi of Definition 2 in torch for `X` (..., n, m) given `Knots.torch_layout()`.
+
+    Returns (..., n, P). A zero-width piece (constant feature) has inverse width 0 and so a
+    zero column; values beyond the end points clip to 0 / 1 (Definition 2).
+    """
+    feature, lo, inv = layout
+    return ((X[..., feature] - lo) * inv).clamp_(0.0, 1.0)
+
+
+def piece_values(knots: Knots, w: np.ndarray, const: np.ndarray) -> list[np.ndarray]:
+    """u_j at its characteristic points, from effective per-piece weights `w` (P,).
+
+    At x = phi_j^k the first k pieces of feature j are full (entry 1) and the rest empty, so
+    u_j(phi_j^k) = const_j + sum_{l <= k} w_l: a cumulative sum (Definition 3's increments
+    Delta_j^k are the weights). A constant feature returns its constant.
+    """
+    out, start = [], 0
+    for j, p in enumerate(knots.points):
+        g = max(len(p) - 1, 1)
+        wj = w[start : start + g]
+        start += g
+        if len(p) == 1:
+            out.append(np.array([const[j]]))
+        else:
+            out.append(const[j] + np.concatenate([[0.0], np.cumsum(wj)]))
+    return out

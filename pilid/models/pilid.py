@@ -1,0 +1,105 @@
+"""The PiLiD ensemble module (Eq. 9) and purification of its deep part.
+
+Guo et al., IJCAI 2020, Eq. (9): ``U(y) = w_0 + u^T Phi + u(x_1, ..., x_m)``: the additive
+piecewise-linear component (`pilid.models.additive`) plus a deep component (the MLP of
+`pilid.models.mlp`, or PiLiB's blocks), trained jointly. Every parameter and buffer carries a
+leading trial dimension T.
+
+Purification (beyond the paper). The deep component can learn main effects too, and then the
+additive shapes are no longer the model's whole main effect. `purify_` moves the deep part's main
+effect into the additive part after training, in the generalised functional-ANOVA sense
+(Hooker 2007): the deep output on the training rows is projected (least squares, centred) onto
+the span of Phi, i.e. onto the additive piecewise-linear functions; the projection is added to
+the additive part and subtracted from the deep part. The model's output is unchanged; the
+purified deep part has no piecewise-linear main effect left on the training data.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from pilid.models.additive import AdditiveEnsemble, ridge_solve
+
+
+class PiLiDEnsemble(nn.Module):
+    """Eq. (9) for T trials: ``out = additive(phi) + deep(x)``, each (T, B); either may be None.
+
+    `shift_w` (T, P) and `shift_c` (T,) hold the purified main effect: they are added to the
+    additive part and subtracted from the deep part, so `forward` does not need them.
+    """
+
+    def __init__(self, additive: AdditiveEnsemble | None, deep: nn.Module | None, n_trials: int):
+        super().__init__()
+        self.additive = additive
+        self.deep = deep
+        self.n_trials = int(n_trials)
+        P = additive.w.shape[1] if additive is not None else 0
+        dtype = additive.w.dtype if additive is not None else torch.float32
+        self.register_buffer("shift_w", torch.zeros(n_trials, P, dtype=dtype))
+        self.register_buffer("shift_c", torch.zeros(n_trials, dtype=dtype))
+
+    def _deep(self, x, phi):
+        if getattr(self.deep, "uses_phi", False):
+            return self.deep(x, phi)
+        return self.deep(x)
+
+    def forward(self, x: torch.Tensor, phi: torch.Tensor | None = None) -> torch.Tensor:
+        out = None
+        if self.additive is not None:
+            out = self.additive(phi)
+        if self.deep is not None:
+            d = self._deep(x, phi)
+            out = d if out is None else out + d
+        if out is None:
+            raise RuntimeError("PiLiDEnsemble has neither an additive nor a deep component")
+        return out
+
+    def decompose(
+        self, x: torch.Tensor, phi: torch.Tensor | None
+    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """(u_j(x) per feature (T, B, m) incl. the purified shift, deep part (T, B))."""
+        terms = deep = None
+        shift = None
+        if self.additive is not None:
+            terms = self.additive.terms(phi)
+            if bool(self.shift_w.any()) or bool(self.shift_c.any()):
+                T, B, P = phi.shape
+                index = self.additive.feature.unsqueeze(1).expand(T, B, P)
+                extra = torch.zeros_like(terms).scatter_add_(
+                    2, index, phi * self.shift_w.unsqueeze(1)
+                )
+                m = terms.shape[2]
+                extra = extra + (self.shift_c / m)[:, None, None]
+                terms = terms + extra
+                shift = extra.sum(2)
+        if self.deep is not None:
+            deep = self._deep(x, phi)
+            if shift is not None:
+                deep = deep - shift
+        return terms, deep
+
+    @torch.no_grad()
+    def purify_(self, x: torch.Tensor, phi: torch.Tensor, chunk: int = 8192) -> None:
+        """Move the deep part's main effect into the additive part (generalised fANOVA).
+
+        Projects the deep output on the rows `x` (T, n, m), `phi` (T, n, P) onto the span of
+        Phi (with an intercept) by ridge least squares, and stores the projection in
+        `shift_w`, `shift_c`. Predictions do not change.
+        """
+        if self.additive is None or self.deep is None:
+            return
+        was_training = self.training
+        self.eval()
+        n = x.shape[1]
+        deep = torch.cat(
+            [self._deep(x[:, s : s + chunk], phi[:, s : s + chunk]) for s in range(0, n, chunk)],
+            dim=1,
+        )
+        # Remove the part already moved (purifying twice is a no-op).
+        deep = deep - torch.bmm(phi, self.shift_w.unsqueeze(-1)).squeeze(-1) - self.shift_c[:, None]
+        w, c = ridge_solve(phi, deep)
+        w = w * self.additive.mask
+        self.shift_w += w
+        self.shift_c += c
+        self.train(was_training)

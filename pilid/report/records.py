@@ -1,0 +1,358 @@
+"""What the report reads: the trial records, and the grid of settings each experiment configures.
+
+A *setting* here is what a table cell stands for: data set (+ task, N, m for synthetic data), model
+and the model's ``gamma``/``init`` where it has them. Cells are filled by matching records on these
+fields, not on the record's ``experiment`` name, so that a setting shared by two experiments (the
+results store runs it once) fills both tables.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import os
+import re
+import sys
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pilid.errors import PilidError
+
+#: The fields that identify a table cell; ``None`` means "not part of this setting".
+SETTING_FIELDS = ("dataset", "task", "N", "m", "model", "gamma", "init")
+
+#: Fields a record may lack (older records, real data sets with no task in their config): a
+#: record without the field matches any configured value.
+LENIENT_FIELDS = ("task", "init")
+
+#: Experiments the report knows how to lay out (``smoke_<name>`` uses the layout of ``<name>``).
+TABLE_KINDS = {
+    "sim_regression": "sim",
+    "sim_classification": "sim",
+    "init_significance": "init",
+    "real_data": "real",
+    "skill_shapes": None,  # figure 4 only
+}
+
+
+def notice(message: str) -> None:
+    """A one-line note on stderr about something the report skipped."""
+    print(f"pilid.report: {message}", file=sys.stderr, flush=True)
+
+
+def base_experiment(name: str) -> str:
+    """``smoke_sim_regression`` -> ``sim_regression`` (smoke variants share the layout)."""
+    return name[len("smoke_") :] if name.startswith("smoke_") else name
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One configured setting: the fields a record must match to fill its table cell."""
+
+    dataset: str
+    model: str
+    task: str | None = None
+    N: int | None = None
+    m: int | None = None
+    gamma: int | None = None
+    init: str | None = None
+
+    def matches(self, frame: pd.DataFrame) -> np.ndarray:
+        """Boolean mask of the rows of a normalised record frame that belong to this setting."""
+        mask = np.ones(len(frame), dtype=bool)
+        for name in SETTING_FIELDS:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            column = frame[name]
+            hit = (column == value).fillna(False).to_numpy(dtype=bool)
+            if name in LENIENT_FIELDS:
+                hit = hit | column.isna().to_numpy(dtype=bool)
+            mask = mask & hit
+        return mask
+
+
+@dataclass
+class ExperimentGrid:
+    """The settings an experiment config sweeps, in sweep order, and its trials per setting."""
+
+    name: str
+    trials: int
+    settings: list[Setting]
+
+    @property
+    def kind(self) -> str | None:
+        return TABLE_KINDS.get(base_experiment(self.name))
+
+
+# -- records --------------------------------------------------------------------------------------
+def records_file(path: str | os.PathLike) -> Path:
+    """The records file for a results directory or a ``.jsonl`` path."""
+    path = Path(path).expanduser()
+    if path.suffix == ".jsonl" or path.is_file():
+        return path
+    return path / "records.jsonl"
+
+
+def results_root(path: str | os.PathLike) -> Path:
+    """The results directory (where ``artifacts/`` lives) for a directory or records file."""
+    return records_file(path).parent
+
+
+def _int_or_none(value):
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _param(params, key):
+    return params.get(key) if isinstance(params, dict) else None
+
+
+def normalise_records(raw: pd.DataFrame) -> pd.DataFrame:
+    """One row per record with flat setting columns (``gamma``/``init`` taken from ``params``).
+
+    Columns: ``experiment, dataset, task, N, m, model, gamma, init, trial, seed, metric, value,
+    setting_id, data, params``; integer columns use pandas' nullable ``Int64``.
+    """
+    frame = pd.DataFrame(index=raw.index)
+    for column in ("experiment", "dataset", "task", "model", "metric", "setting_id"):
+        values = raw[column] if column in raw else pd.Series(None, index=raw.index)
+        frame[column] = values.astype("object").where(values.notna(), None)
+    params = raw["params"] if "params" in raw else pd.Series([{}] * len(raw), index=raw.index)
+    frame["params"] = params
+    frame["data"] = raw["data"] if "data" in raw else pd.Series([{}] * len(raw), index=raw.index)
+    for column in ("N", "m", "trial", "seed"):
+        values = raw[column] if column in raw else pd.Series(None, index=raw.index)
+        frame[column] = pd.array([_int_or_none(v) for v in values], dtype="Int64")
+    frame["gamma"] = pd.array([_int_or_none(_param(p, "gamma")) for p in params], dtype="Int64")
+    frame["init"] = pd.Series([_param(p, "init") for p in params], index=raw.index, dtype=object)
+    frame["value"] = pd.to_numeric(raw.get("value"), errors="coerce").astype(float)
+    return frame.reset_index(drop=True)
+
+
+def load_records(path: str | os.PathLike) -> pd.DataFrame:
+    """The records under ``path`` (results directory or ``records.jsonl``), normalised.
+
+    Uses ``pilid.experiments.load_results`` (the newest record of each setting and trial). Raises
+    ``PilidError`` when there are none.
+    """
+    from pilid.experiments import load_results
+
+    file = records_file(path)
+    if not file.exists():
+        raise PilidError(
+            f"no records found at {str(path)!r} (expected {str(file)!r}); run an experiment "
+            "first (python -m pilid.run -m experiment=<name>) or pass --results <dir>"
+        )
+    raw = load_results(file)
+    if raw.empty:
+        raise PilidError(f"{str(file)!r} holds no records; run an experiment into it first")
+    return normalise_records(raw)
+
+
+# -- experiment grids -----------------------------------------------------------------------------
+_REFERENCE = re.compile(r"^\$\{([A-Za-z_][\w.]*)\}$")
+
+
+def _set_dotted(tree: dict, key: str, value) -> None:
+    *parents, last = key.split(".")
+    for part in parents:
+        tree = tree.setdefault(part, {})
+    tree[last] = value
+
+
+def _get_dotted(tree: dict, key: str):
+    for part in key.split("."):
+        tree = tree[part]
+    return tree
+
+
+def _setting_fields(cfg) -> dict:
+    """The setting fields of a composed config (a DictConfig or its plain-dict form)."""
+    from omegaconf import DictConfig, OmegaConf
+
+    if isinstance(cfg, DictConfig):
+        cfg = OmegaConf.to_container(cfg)
+    data, model = dict(cfg.get("data") or {}), dict(cfg.get("model") or {})
+    for section in (data, model):
+        for key, value in section.items():
+            if isinstance(value, str) and "${" in value:
+                match = _REFERENCE.match(value)
+                if match:  # the common case: a plain reference such as ${gamma}
+                    section[key] = _get_dotted(cfg, match[1])
+                else:
+                    resolved = OmegaConf.to_container(OmegaConf.create(cfg), resolve=True)
+                    return _setting_fields(resolved)
+    return {
+        "dataset": data.get("name"),
+        "task": data.get("task"),
+        "N": _int_or_none(data.get("N")),
+        "m": _int_or_none(data.get("m")),
+        "model": model.get("name"),
+        "gamma": _int_or_none(model.get("gamma")),
+        "init": model.get("init"),
+    }
+
+
+def _sweep_axes(params, conf_dir: Path) -> list[tuple[str, list, bool]]:
+    """The sweeper's ``key: v1,v2,...`` entries as (key, [values], is_config_group)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    axes = []
+    for key, value in (params or {}).items():
+        override = parser.parse_override(f"{key}={value}")
+        if override.is_sweep_override():
+            values = list(override.sweep_iterator())
+        else:
+            values = [override.value()]
+        name = override.key_or_group
+        axes.append((str(key), values, (conf_dir / name).is_dir()))
+    return axes
+
+
+def experiment_grid(name: str, conf_dir: str | os.PathLike | None = None) -> ExperimentGrid:
+    """Expand ``conf/experiment/<name>.yaml``'s sweep (``hydra.sweeper.params``) into settings,
+    in the basic sweeper's order (the cartesian product of the axes).
+
+    Each value of a config-group axis (``model=...``, ``+experiment/method=...``) is composed
+    once and contributes the top-level subtrees it changes; a combination whose axes change the
+    same subtree is composed as a whole. Plain keys (``data.N``, ``gamma``, ``model.init``) are
+    set on a copy of the combined config.
+    """
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    from pilid.config import CONF_DIR
+
+    conf_dir = Path(conf_dir or CONF_DIR).resolve()
+    if not (conf_dir / "experiment" / f"{name}.yaml").exists():
+        raise PilidError(f"no experiment config {name!r} in {conf_dir / 'experiment'}")
+    if GlobalHydra.instance().is_initialized():  # a Hydra app (or a test) holds the state
+        GlobalHydra.instance().clear()
+    base_overrides = [f"experiment={name}"]
+
+    def small(cfg) -> dict:
+        # data, model and the top-level scalars (e.g. the gamma shortcut) are all that matter
+        container = OmegaConf.to_container(cfg)
+        keep = ("data", "model")
+        return {k: v for k, v in container.items() if k in keep or not isinstance(v, dict)}
+
+    try:
+        with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
+            base = compose("config", overrides=base_overrides, return_hydra_config=True)
+            trials = int(base.trials)
+            axes = _sweep_axes(base.hydra.sweeper.get("params"), conf_dir)
+            groups = [(key, values) for key, values, is_group in axes if is_group]
+            base_small = small(compose("config", overrides=base_overrides))
+            changes = []  # per group axis: {value: {top-level key: subtree}}
+            for key, values in groups:
+                axis = {}
+                for value in values:
+                    one = small(compose("config", overrides=[*base_overrides, f"{key}={value}"]))
+                    keys = set(one) | set(base_small)
+                    axis[value] = {k: one.get(k) for k in keys if one.get(k) != base_small.get(k)}
+                changes.append(axis)
+            combined = {}
+            for combination in itertools.product(*(values for _, values in groups)):
+                parts = [axis[value] for axis, value in zip(changes, combination)]
+                touched = [set(part) for part in parts]
+                if sum(map(len, touched)) == len(set().union(*touched)):
+                    merged = dict(base_small)
+                    for part in parts:
+                        merged.update(part)
+                else:  # two axes change the same subtree: compose the combination itself
+                    overrides = [f"{k}={v}" for (k, _), v in zip(groups, combination)]
+                    merged = small(compose("config", overrides=[*base_overrides, *overrides]))
+                combined[combination] = {k: v for k, v in merged.items() if v is not None}
+    finally:
+        GlobalHydra.instance().clear()
+    settings = []
+    for combination in itertools.product(*(values for _, values, _ in axes)):
+        chosen = tuple(v for (_, _, is_group), v in zip(axes, combination) if is_group)
+        cfg = copy.deepcopy(combined[chosen])
+        for (key, _, is_group), value in zip(axes, combination):
+            if not is_group:
+                _set_dotted(cfg, key.lstrip("+~"), value)
+        settings.append(Setting(**_setting_fields(cfg)))
+    return ExperimentGrid(name=name, trials=trials, settings=list(dict.fromkeys(settings)))
+
+
+def grid_from_records(name: str, frame: pd.DataFrame) -> ExperimentGrid:
+    """A grid for an experiment with no config: its recorded settings, max trials seen."""
+    rows = frame[frame["experiment"] == name]
+    settings = []
+    for record in rows[list(SETTING_FIELDS)].drop_duplicates().itertuples(index=False):
+        values = {f: (None if pd.isna(v) else v) for f, v in zip(SETTING_FIELDS, record)}
+        for key in ("N", "m", "gamma"):
+            values[key] = _int_or_none(values[key])
+        settings.append(Setting(**values))
+    trials = int(rows["trial"].max()) + 1 if len(rows) else 1
+    return ExperimentGrid(name=name, trials=trials, settings=settings)
+
+
+def grids_for_records(
+    frame: pd.DataFrame, conf_dir: str | os.PathLike | None = None
+) -> list[ExperimentGrid]:
+    """The grid of every experiment named in the records (from its config where there is one)."""
+    from pilid.config import CONF_DIR
+
+    conf_dir = Path(conf_dir or CONF_DIR)
+    grids = []
+    for name in dict.fromkeys(frame["experiment"].dropna()):
+        if (conf_dir / "experiment" / f"{name}.yaml").exists():
+            grids.append(experiment_grid(name, conf_dir))
+        else:
+            grids.append(grid_from_records(name, frame))
+    return grids
+
+
+# -- records of a grid ----------------------------------------------------------------------------
+def select_records(frame: pd.DataFrame, grid: ExperimentGrid) -> pd.DataFrame:
+    """The records that fill each setting of ``grid``, with a ``cell`` column (setting index).
+
+    Per setting: records with ``trial < grid.trials``; among the record groups (setting ids) that
+    match, those written by this experiment win, else the group with most trials (a notice says
+    when several groups competed, e.g. a smoke and a full run in one results directory).
+    """
+    parts = []
+    in_range = (frame["trial"] < grid.trials).fillna(False).to_numpy(dtype=bool)
+    for index, setting in enumerate(grid.settings):
+        rows = frame[setting.matches(frame) & in_range]
+        if rows.empty:
+            continue
+        if rows["setting_id"].nunique() > 1:
+            own = rows[rows["experiment"] == grid.name]
+            pool = own if not own.empty else rows
+            counts = pool.groupby("setting_id", sort=False)["trial"].nunique()
+            chosen = counts.idxmax()
+            if len(counts) > 1:
+                notice(
+                    f"{grid.name}: {len(counts)} runs match {describe(setting)}; "
+                    f"using setting {chosen} ({counts[chosen]} trials)"
+                )
+            rows = pool[pool["setting_id"] == chosen]
+        rows = rows.drop_duplicates(subset=["setting_id", "trial"], keep="last").copy()
+        rows["cell"] = index
+        parts.append(rows)
+    if not parts:
+        return frame.iloc[0:0].assign(cell=pd.Series(dtype="int64"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def describe(setting: Setting) -> str:
+    """``dataset=synthetic N=5000 m=10 model=pilid gamma=5`` (fields that are set)."""
+    return " ".join(
+        f"{f.name}={getattr(setting, f.name)}"
+        for f in fields(setting)
+        if getattr(setting, f.name) is not None
+    )

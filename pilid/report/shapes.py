@@ -1,0 +1,160 @@
+"""Stored shape artefacts: reading them, the true synthetic shapes, and shape fidelity (R^2).
+
+The runner stores, per trial, ``<results>/artifacts/<setting_id>/shapes-trial<k>.csv`` with the
+learned marginal value functions u_j (Definition 3, piecewise linear between the knots of
+Definition 1) as ``feature, x, x_original, value``. Because u_j is linear between knots, it is
+evaluated anywhere by linear interpolation of its stored points; the report compares it with the
+true function on a dense uniform grid of the feature's range.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pilid.errors import PilidError
+
+#: Points of the dense grid on which shapes are compared and averaged.
+GRID_POINTS = 200
+
+_INTERACTION = re.compile(r"^interaction-grid-trial(\d+)-(.+)__(.+)\.csv$")
+
+
+def artifact_dir(root: str | os.PathLike, setting_id: str) -> Path:
+    return Path(root) / "artifacts" / str(setting_id)
+
+
+def read_shapes(root: str | os.PathLike, setting_id: str, trial: int) -> pd.DataFrame | None:
+    """The stored shapes of one trial (``feature, x, x_original, value``), or None if absent."""
+    path = artifact_dir(root, setting_id) / f"shapes-trial{int(trial)}.csv"
+    if not path.exists():
+        return None
+    frame = pd.read_csv(path)
+    missing = {"feature", "value"} - set(frame.columns)
+    if missing or not ({"x_original", "x"} & set(frame.columns)):
+        raise PilidError(
+            f"{path} lacks the columns {sorted(missing) or ['x_original']}; "
+            "shape artefacts need feature, x, x_original, value"
+        )
+    if "x_original" not in frame.columns:
+        frame = frame.assign(x_original=frame["x"])
+    frame["feature"] = frame["feature"].astype(str)
+    return frame
+
+
+def interaction_grids(root: str | os.PathLike, setting_id: str) -> dict[tuple[str, str], dict]:
+    """``{(feat_a, feat_b): {trial: DataFrame(x_a, x_b, value)}}`` from the stored grid files
+    ``interaction-grid-trial<k>-<feat_a>__<feat_b>.csv`` of one setting."""
+    out: dict[tuple[str, str], dict] = {}
+    folder = artifact_dir(root, setting_id)
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.iterdir()):
+        match = _INTERACTION.match(path.name)
+        if match:
+            trial, feat_a, feat_b = int(match[1]), match[2], match[3]
+            out.setdefault((feat_a, feat_b), {})[trial] = pd.read_csv(path)
+    return out
+
+
+def dense_grid(x: np.ndarray, n_points: int = GRID_POINTS) -> np.ndarray:
+    """``n_points`` evenly spaced points over the range of ``x``."""
+    return np.linspace(float(np.min(x)), float(np.max(x)), n_points)
+
+
+def interpolate(shape: pd.DataFrame, grid: np.ndarray) -> np.ndarray:
+    """A stored piecewise-linear shape (``x_original``, ``value``) evaluated on ``grid``."""
+    ordered = shape.sort_values("x_original")
+    return np.interp(grid, ordered["x_original"].to_numpy(float), ordered["value"].to_numpy(float))
+
+
+def centred_r2(learned, true) -> float:
+    """R^2 of a learned shape against the true one after centring both on the grid:
+    ``1 - sum((l - mean l) - (t - mean t))^2 / sum((t - mean t)^2)``."""
+    learned = np.asarray(learned, dtype=float)
+    true = np.asarray(true, dtype=float)
+    residual = (learned - learned.mean()) - (true - true.mean())
+    total = np.sum((true - true.mean()) ** 2)
+    if total <= 0:
+        return float("nan")
+    return float(1.0 - np.sum(residual**2) / total)
+
+
+# -- true synthetic shapes ------------------------------------------------------------------------
+@lru_cache(maxsize=64)
+def _synthetic(data_json: str):
+    from pilid.data import load_dataset
+
+    options = json.loads(data_json)
+    options.pop("name", None)
+    return load_dataset("synthetic", **options)
+
+
+def synthetic_dataset(data: dict):
+    """The synthetic ``Dataset`` of a record's ``data`` config (cached; its ``true_shapes``)."""
+    return _synthetic(json.dumps(dict(data), sort_keys=True))
+
+
+class TrueShapeEvaluator:
+    """Evaluates the true marginal value function of one named feature (``TrueShapes``)."""
+
+    def __init__(self, true_shapes, feature_names):
+        if true_shapes is None:
+            raise PilidError("the data set has no true shapes; shape fidelity needs synthetic data")
+        self.true_shapes = true_shapes
+        self.index = {str(name): j for j, name in enumerate(feature_names)}
+
+    def __call__(self, feature: str, grid: np.ndarray) -> np.ndarray:
+        if feature not in self.index:
+            raise PilidError(f"feature {feature!r} is not one of the synthetic data's features")
+        j = self.index[feature]
+        X = np.full((len(grid), len(self.index)), 0.5)
+        X[:, j] = grid
+        return np.asarray(self.true_shapes.functions(X), dtype=float)[:, j]
+
+
+def evaluator_for(data: dict) -> TrueShapeEvaluator:
+    """The true-shape evaluator of the synthetic data set a record was run on."""
+    dataset = synthetic_dataset(data)
+    return TrueShapeEvaluator(dataset.true_shapes, dataset.feature_names)
+
+
+def trial_fidelity(shapes: pd.DataFrame, truth: Callable[[str, np.ndarray], np.ndarray]) -> float:
+    """Mean over features of the centred R^2 of learned vs true shape (dense grid per feature)."""
+    scores = []
+    for feature, shape in shapes.groupby("feature", sort=False):
+        grid = dense_grid(shape["x_original"].to_numpy(float))
+        scores.append(centred_r2(interpolate(shape, grid), truth(str(feature), grid)))
+    return float(np.nanmean(scores)) if scores else float("nan")
+
+
+def fidelity_frame(
+    records: pd.DataFrame,
+    root: str | os.PathLike,
+    evaluator: Callable[[dict], Callable] = evaluator_for,
+) -> pd.DataFrame:
+    """Shape fidelity of every record that has stored shapes: ``records`` with ``value``
+    replaced by the trial's mean centred R^2 (records without shapes are dropped)."""
+    rows, values = [], []
+    evaluators: dict[str, Callable] = {}
+    for position, record in enumerate(records.itertuples(index=False)):
+        shapes = read_shapes(root, record.setting_id, record.trial)
+        if shapes is None:
+            continue
+        data = dict(record.data) if isinstance(record.data, dict) else {}
+        key = json.dumps(data, sort_keys=True)
+        if key not in evaluators:
+            evaluators[key] = evaluator(data)
+        rows.append(position)
+        values.append(trial_fidelity(shapes, evaluators[key]))
+    out = records.iloc[rows].copy()
+    out["value"] = np.asarray(values, dtype=float)
+    out["metric"] = "r2"
+    return out.reset_index(drop=True)

@@ -1,0 +1,109 @@
+"""Significance of a difference between two arms run on the same trial seeds (Table 2).
+
+Table 2 of the paper compares PiLiD's least-squares initialisation (Algorithm 1, step 2) with a
+Gaussian one and marks differences significant at 10% (``*``) and 5% (``**``). Both arms are run
+with the same trial seeds (the same splits), so the test is a two-sided paired t-test on the
+per-seed differences: ``t = mean(d) / (std(d, ddof=1) / sqrt(n))`` with ``n - 1`` degrees of
+freedom (``scipy.stats.ttest_rel``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from pilid.errors import PilidError
+
+#: (level, marker) from the strictest level: p < 0.05 -> "**", p < 0.10 -> "*" (Table 2).
+LEVELS = ((0.05, "**"), (0.10, "*"))
+
+
+def significance_marker(p: float, levels: Sequence[tuple[float, str]] = LEVELS) -> str:
+    """``"**"`` when ``p < 0.05``, ``"*"`` when ``p < 0.10``, else ``""`` (also for NaN)."""
+    if p is None or not math.isfinite(p):
+        return ""
+    for level, marker in sorted(levels):
+        if p < level:
+            return marker
+    return ""
+
+
+@dataclass(frozen=True)
+class PairedTTest:
+    """Result of a paired t-test of arm A against arm B (differences ``d = a - b``)."""
+
+    n: int
+    mean_a: float
+    mean_b: float
+    mean_diff: float
+    std_diff: float
+    t: float
+    p: float
+
+    @property
+    def marker(self) -> str:
+        """The Table 2 marker for this p-value."""
+        return significance_marker(self.p)
+
+
+def paired_ttest(a, b) -> PairedTTest:
+    """Two-sided paired t-test of ``a`` against ``b`` (equal-length arrays, one pair per seed).
+
+    With fewer than two pairs the test is undefined: ``t`` and ``p`` are NaN. When all
+    differences are equal the outcome is scipy's (NaN for zero differences).
+    """
+    a = np.asarray(a, dtype=float).ravel()
+    b = np.asarray(b, dtype=float).ravel()
+    if a.shape != b.shape:
+        raise PilidError(
+            f"paired t-test needs one value per pair in each arm; got {a.size} and {b.size} values"
+        )
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise PilidError("paired t-test got NaN or infinite values; drop the unfinished trials")
+    n = int(a.size)
+    diff = a - b
+    mean_a = float(a.mean()) if n else math.nan
+    mean_b = float(b.mean()) if n else math.nan
+    mean_diff = float(diff.mean()) if n else math.nan
+    std_diff = float(diff.std(ddof=1)) if n > 1 else math.nan
+    if n < 2:
+        return PairedTTest(n, mean_a, mean_b, mean_diff, std_diff, math.nan, math.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        result = stats.ttest_rel(a, b)
+    return PairedTTest(
+        n, mean_a, mean_b, mean_diff, std_diff, float(result.statistic), float(result.pvalue)
+    )
+
+
+def seed_means(records: pd.DataFrame, block: Sequence[str] = ("m",), value: str = "value"):
+    """Per-seed value of one arm: the mean over the ``block`` columns (e.g. over m) per seed."""
+    return records.groupby("seed", sort=True)[value].mean()
+
+
+def paired_by_seed(
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    block: Sequence[str] = ("m",),
+    value: str = "value",
+) -> PairedTTest:
+    """Paired t-test of two arms' records, paired by trial ``seed``.
+
+    ``a`` and ``b`` hold one row per (seed, block...) with a ``value``. Only (seed, block) units
+    present in both arms are used; within a seed the units are averaged over ``block`` (Table 2
+    averages over m), so each seed is one pair.
+    """
+    keys = ["seed", *[k for k in block if k in a.columns and k in b.columns]]
+    for name, arm in (("a", a), ("b", b)):
+        if arm.duplicated(subset=keys).any():
+            raise PilidError(
+                f"arm {name} has several records for one ({', '.join(keys)}); "
+                "keep one record per trial (load_results keeps the newest)"
+            )
+    pairs = a[[*keys, value]].merge(b[[*keys, value]], on=keys, suffixes=("_a", "_b"))
+    per_seed = pairs.groupby("seed", sort=True)[[f"{value}_a", f"{value}_b"]].mean()
+    return paired_ttest(per_seed[f"{value}_a"].to_numpy(), per_seed[f"{value}_b"].to_numpy())

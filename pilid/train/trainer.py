@@ -1,0 +1,328 @@
+"""Training loop for T trials at once (every parameter has a leading trial dimension).
+
+Algorithm 1, step 3 of Guo et al., IJCAI 2020 ("standard mini-batch stochastic gradient
+optimisation") for an ensemble of T independent trials: the loss is the sum of the trials' own
+losses (Eq. 11: mean task loss of the mini-batch + lam * Omega), so every trial's gradient is the
+one it would get alone, and the optimiser (Adam, fused where supported) works element by element,
+so every trial's update is the one it would make alone. Each trial draws its own mini-batch
+permutation from its own generator, and follows the training schedule (`Phase`s, early stopping
+on its own validation loss with best weights restored) on its own; a trial that has finished keeps
+its final weights frozen while the others go on. Hence a trial trained in a batch equals (within
+float tolerance) the same seed trained alone.
+
+The step loop never reads a value back to the host; the trainer syncs once per epoch (the
+per-trial losses and phase bookkeeping, for the schedule and the progress bar).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from pilid.errors import PilidError
+from pilid.train.losses import l1_penalty, task_loss
+
+# Random streams of a trial seed (so that each use draws its own numbers).
+STREAM_SPLIT, STREAM_BATCHES, STREAM_DEEP, STREAM_ADDITIVE, STREAM_NOISE = range(5)
+
+
+def trial_generator(seed: int, stream: int, device="cpu") -> torch.Generator:
+    """A torch generator for one random stream (split, batches, init, noise) of a trial seed."""
+    state = np.random.SeedSequence([int(seed) % (2**63), int(stream)]).generate_state(2)
+    g = torch.Generator(device=device)
+    g.manual_seed((int(state[0]) << 31) | (int(state[1]) >> 1))
+    return g
+
+
+@dataclass
+class Phase:
+    """One stage of the training schedule, followed by each trial independently.
+
+    A trial leaves the phase after `max_epochs` epochs in it, when `until(model)` (a (T,) bool
+    tensor, checked after each epoch) is True for it, or when early stopping (validation loss,
+    `patience` epochs without improvement) ends it; a phase with early stopping restores the
+    trial's best weights of that phase on exit. `penalty` adds the estimator's extra loss term;
+    parameters whose names start with a prefix in `frozen` are held at their values on entry.
+    """
+
+    name: str
+    max_epochs: int
+    penalty: bool = False
+    frozen: tuple[str, ...] = ()
+    early_stopping: bool = True
+    until: Callable[[nn.Module], torch.Tensor] | None = None
+
+
+@dataclass
+class EnsembleData:
+    """Training (and validation) tensors of T trials, on the training device.
+
+    x: (T, n, m) deep-component input; phi: (T, n, P) Phi of Definition 2 or None; y: (T, n).
+    """
+
+    x: torch.Tensor
+    y: torch.Tensor
+    phi: torch.Tensor | None = None
+    x_val: torch.Tensor | None = None
+    y_val: torch.Tensor | None = None
+    phi_val: torch.Tensor | None = None
+
+
+@dataclass
+class TrainConfig:
+    task: str
+    lr: float = 0.005
+    optimizer: str = "adam"
+    batch_size: int = 256
+    patience: int | None = 10
+    reg: str = "l2"
+    lam: float = 0.0
+    regularized: Callable[[str], bool] = lambda name: True
+    extra_loss: Callable | None = None
+    verbose: bool = False
+    desc: str = "train"
+
+
+@dataclass
+class TrainResult:
+    """Per-epoch history (epochs, T) and per-trial summaries (T,)."""
+
+    train_loss: np.ndarray
+    val_loss: np.ndarray
+    phase: np.ndarray
+    epoch_seconds: np.ndarray
+    best_epoch: np.ndarray
+    n_epochs: np.ndarray
+    phase_names: list[str] = field(default_factory=list)
+
+
+def _make_optimizer(params_reg, params_free, cfg: TrainConfig, device: torch.device):
+    wd = 2.0 * cfg.lam if cfg.reg == "l2" else 0.0  # grad of lam * p^2 is 2 lam p
+    groups = [
+        g
+        for g in (
+            {"params": params_reg, "weight_decay": wd},
+            {"params": params_free, "weight_decay": 0.0},
+        )
+        if g["params"]
+    ]
+    fused = device.type in ("cpu", "cuda")
+    if cfg.optimizer == "adam":
+        try:
+            return torch.optim.Adam(groups, lr=cfg.lr, fused=fused)
+        except (RuntimeError, TypeError):
+            return torch.optim.Adam(groups, lr=cfg.lr, foreach=True)
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(groups, lr=cfg.lr, momentum=0.9)
+    raise PilidError(f"optimizer={cfg.optimizer!r} is unknown; use adam (the paper's) or sgd")
+
+
+def _where_trials(mask: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Per trial (leading dim): a where mask else b."""
+    return torch.where(mask.view(-1, *([1] * (a.dim() - 1))), a, b)
+
+
+@torch.no_grad()
+def evaluate_loss(model, x, phi, y, task: str, chunk: int = 4096) -> torch.Tensor:
+    """Mean task loss per trial (T,) over rows (T, n, ...), in eval mode, chunked."""
+    was = model.training
+    model.eval()
+    total = torch.zeros(x.shape[0], device=x.device, dtype=torch.float64)
+    n = x.shape[1]
+    for s in range(0, n, chunk):
+        out = model(x[:, s : s + chunk], None if phi is None else phi[:, s : s + chunk])
+        total += task_loss(out, y[:, s : s + chunk], task).sum(1).double()
+    model.train(was)
+    return (total / max(n, 1)).to(torch.float32)
+
+
+def train_ensemble(
+    model: nn.Module,
+    data: EnsembleData,
+    phases: Sequence[Phase],
+    cfg: TrainConfig,
+    seeds: Sequence[int],
+) -> TrainResult:
+    """Train all T trials of `model` on `data` following `phases` (see module docstring)."""
+    T, n, m = data.x.shape
+    device = data.x.device
+    phases = [p for p in phases if p.max_epochs > 0]
+    K = len(phases)
+    if K == 0 or n == 0:
+        z = np.zeros((0, T))
+        return TrainResult(z, z, z.astype(int), np.zeros(0), np.zeros(T, int), np.zeros(T, int))
+    has_val = data.x_val is not None and data.x_val.shape[1] > 0 and cfg.patience is not None
+    es_host = [p.early_stopping and has_val for p in phases]
+    es_flags = torch.tensor(es_host, device=device)
+    caps = torch.tensor([p.max_epochs for p in phases], device=device)
+    patience = cfg.patience if cfg.patience is not None else 0
+    bs = max(1, min(int(cfg.batch_size), n))
+
+    named = list(model.named_parameters())
+    params = [p for _, p in named]
+    reg = [p for name, p in named if cfg.lam > 0 and cfg.regularized(name)]
+    reg_ids = {id(p) for p in reg}
+    free = [p for p in params if id(p) not in reg_ids]
+    opt = _make_optimizer(reg, free, cfg, device)
+    l1_params = reg if (cfg.reg == "l1" and cfg.lam > 0) else []
+
+    frozen_prefixes = sorted({f for p in phases for f in p.frozen})
+    frozen_params = {
+        name: p for name, p in named if any(name.startswith(f) for f in frozen_prefixes)
+    }
+    snapshots = {name: p.detach().clone() for name, p in frozen_params.items()}
+    track_best = any(es_host)
+    best_state = [p.detach().clone() for p in params] if track_best else []
+    final_state = [p.detach().clone() for p in params]
+
+    phase = torch.zeros(T, dtype=torch.long, device=device)
+    done = torch.zeros(T, dtype=torch.bool, device=device)
+    ep_in_phase = torch.zeros(T, dtype=torch.long, device=device)
+    best = torch.full((T,), math.inf, device=device)
+    bad = torch.zeros(T, dtype=torch.long, device=device)
+    best_epoch = torch.zeros(T, dtype=torch.long, device=device)
+    n_epochs = torch.zeros(T, dtype=torch.long, device=device)
+    phase_host = np.zeros(T, dtype=np.int64)
+    done_host = np.zeros(T, dtype=bool)
+
+    gens = [trial_generator(s, 1) for s in seeds]  # STREAM_BATCHES
+    x_flat = data.x.reshape(T * n, m)
+    y_flat = data.y.reshape(T * n)
+    phi_flat = None if data.phi is None else data.phi.reshape(T * n, data.phi.shape[2])
+    P = 0 if data.phi is None else data.phi.shape[2]
+    base = (torch.arange(T, device=device) * n).unsqueeze(1)
+
+    hist_train, hist_val, hist_phase, hist_sec = [], [], [], []
+    total_epochs = sum(p.max_epochs for p in phases)
+    bar = None
+    if cfg.verbose:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=total_epochs, desc=cfg.desc, leave=False)
+
+    model.train()
+    tick = time.perf_counter()
+    for epoch in range(total_epochs):
+        # Per-epoch settings, known on the host after last epoch's single sync.
+        pen_host = np.array([phases[k].penalty for k in phase_host], dtype=np.float32)
+        pen_mask = torch.as_tensor(pen_host, device=device) if pen_host.any() else None
+        freeze_masks = {}
+        for name in frozen_params:
+            fm = np.array([any(name.startswith(f) for f in phases[k].frozen) for k in phase_host])
+            if fm.any():
+                freeze_masks[name] = torch.as_tensor(fm, device=device)
+
+        perm = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(device)
+        flat = (perm + base).reshape(T, n)
+        acc = torch.zeros(T, device=device)
+        steps = 0
+        for s in range(0, n, bs):
+            idx = flat[:, s : s + bs].reshape(-1)
+            b = idx.numel() // T
+            xb = x_flat.index_select(0, idx).view(T, b, m)
+            yb = y_flat.index_select(0, idx).view(T, b)
+            phib = None if phi_flat is None else phi_flat.index_select(0, idx).view(T, b, P)
+            out = model(xb, phib)
+            task = task_loss(out, yb, cfg.task).mean(1)
+            loss = task
+            if l1_params:
+                loss = loss + cfg.lam * l1_penalty(l1_params)
+            if pen_mask is not None and cfg.extra_loss is not None:
+                loss = loss + cfg.extra_loss(model, xb) * pen_mask
+            opt.zero_grad(set_to_none=True)
+            loss.sum().backward()
+            opt.step()
+            if freeze_masks:
+                with torch.no_grad():
+                    for name, fm in freeze_masks.items():
+                        p = frozen_params[name]
+                        p.copy_(_where_trials(fm, snapshots[name], p))
+            acc += task.detach()
+            steps += 1
+        train_loss = acc / steps
+
+        # ---- end of epoch: validation and per-trial schedule, all on the device ----
+        with torch.no_grad():
+            if has_val:
+                val = evaluate_loss(model, data.x_val, data.phi_val, data.y_val, cfg.task)
+            else:
+                val = train_loss.clone()
+            active = ~done
+            es_t = es_flags[phase]
+            cond = torch.zeros(T, dtype=torch.bool, device=device)
+            for k, ph in enumerate(phases):
+                if ph.until is not None and np.any((phase_host == k) & ~done_host):
+                    cond |= (phase == k) & ph.until(model).to(device=device, dtype=torch.bool)
+            val_ok = torch.nan_to_num(val, nan=math.inf)
+            improved = active & es_t & (val_ok < best)
+            if track_best:
+                for i, p in enumerate(params):
+                    best_state[i].copy_(_where_trials(improved, p, best_state[i]))
+            best = torch.where(improved, val_ok, best)
+            best_epoch = torch.where(improved, epoch, best_epoch)
+            bad = torch.where(improved, 0, bad + 1)
+            ep_in_phase = ep_in_phase + active.long()
+            leave = active & (
+                (ep_in_phase >= caps[phase]) | cond | (es_t & (bad >= max(patience, 1)))
+            )
+            if track_best:
+                restore = leave & es_t & torch.isfinite(best)
+                for i, p in enumerate(params):
+                    p.copy_(_where_trials(restore, best_state[i], p))
+            last = phase == K - 1
+            finishing = leave & last
+            for i, p in enumerate(params):
+                final_state[i].copy_(_where_trials(finishing, p, final_state[i]))
+            n_epochs = torch.where(finishing, epoch + 1, n_epochs)
+            done = done | finishing
+            advancing = leave & ~last
+            phase = phase + advancing.long()
+            ep_in_phase = torch.where(leave, 0, ep_in_phase)
+            best = torch.where(advancing, math.inf, best)
+            bad = torch.where(advancing, 0, bad)
+            for name, p in frozen_params.items():
+                snapshots[name].copy_(_where_trials(advancing, p, snapshots[name]))
+
+            packed = torch.cat(
+                [phase.float(), done.float(), train_loss.float(), val.float()]
+            ).cpu()  # the one host sync of the epoch
+        packed = packed.numpy()
+        now = time.perf_counter()
+        hist_sec.append(now - tick)
+        tick = now
+        phase_host = packed[:T].astype(np.int64)
+        done_host = packed[T : 2 * T] > 0.5
+        hist_train.append(packed[2 * T : 3 * T].copy())
+        hist_val.append(packed[3 * T :].copy())
+        hist_phase.append(np.minimum(phase_host, K - 1))
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(
+                train=f"{np.mean(hist_train[-1]):.4f}",
+                val=f"{np.mean(hist_val[-1]):.4f}",
+                active=int((~done_host).sum()),
+            )
+        if done_host.all():
+            break
+    if bar is not None:
+        bar.close()
+
+    with torch.no_grad():
+        for i, p in enumerate(params):
+            p.copy_(final_state[i])
+    model.eval()
+    return TrainResult(
+        train_loss=np.array(hist_train),
+        val_loss=np.array(hist_val),
+        phase=np.array(hist_phase),
+        epoch_seconds=np.array(hist_sec),
+        best_epoch=best_epoch.cpu().numpy(),
+        n_epochs=n_epochs.cpu().numpy(),
+        phase_names=[p.name for p in phases],
+    )

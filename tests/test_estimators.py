@@ -1,0 +1,145 @@
+"""The estimators in scikit-learn workflows, their checks, bad input and the interpretation API."""
+
+import pickle
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from pilid import MLPClassifier, MLPRegressor, PiLiDClassifier, PiLiDRegressor
+from pilid.errors import PilidError
+
+matplotlib.use("Agg")
+
+SMALL = dict(hidden_layers=(16,), epochs=20, batch_size=32, device="cpu", random_state=0)
+
+# No check is skipped: with these small settings all of scikit-learn's checks pass.
+EXPECTED_FAILED_CHECKS: dict[str, str] = {}
+
+
+@parametrize_with_checks(
+    [
+        PiLiDRegressor(gamma=3, **SMALL),
+        PiLiDClassifier(gamma=3, **SMALL),
+        MLPRegressor(**SMALL),
+        MLPClassifier(**SMALL),
+    ],
+    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
+)
+def test_sklearn_checks(estimator, check):
+    check(estimator)
+
+
+def _data(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 3))
+    y = 2 * X[:, 0] + np.abs(X[:, 1]) + 0.1 * rng.normal(size=n)
+    return X, y
+
+
+def test_pipeline_clone_cross_val_and_grid_search():
+    X, y = _data()
+    pipe = make_pipeline(StandardScaler(), PiLiDRegressor(gamma=3, **SMALL))
+    scores = cross_val_score(pipe, X, y, cv=3)
+    assert scores.shape == (3,) and scores.min() > 0.8  # y is nearly additive: easy
+    grid = GridSearchCV(
+        PiLiDClassifier(**{**SMALL, "epochs": 5}), {"gamma": [1, 4]}, cv=2, scoring="roc_auc"
+    )
+    grid.fit(X, (y > np.median(y)).astype(int))
+    assert grid.best_params_["gamma"] in (1, 4)
+    assert set(grid.cv_results_["param_gamma"]) == {1, 4}
+    est = PiLiDRegressor(gamma=7, lam=1e-3, **SMALL)
+    twin = clone(est)
+    assert twin.get_params() == est.get_params() and not hasattr(twin, "module_")
+
+
+def test_bad_input_is_rejected_with_clear_errors():
+    X, y = _data(60)
+    est = PiLiDRegressor(gamma=2, **SMALL)
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+    X_nan = X.copy()
+    X_nan[3, 1] = np.nan
+    with pytest.raises(PilidError, match="NaN or inf"):
+        est.fit(X_nan, y)
+    X_inf = X.copy()
+    X_inf[0, 0] = np.inf
+    with pytest.raises(PilidError, match="NaN or inf"):
+        est.fit(X_inf, y)
+    with pytest.raises(PilidError, match="y contains NaN"):
+        est.fit(X, np.where(np.arange(60) == 5, np.nan, y))
+    with pytest.raises(PilidError, match="gamma"):
+        PiLiDRegressor(gamma=0, **SMALL).fit(X, y)
+    with pytest.raises(PilidError, match="binary"):
+        PiLiDClassifier(**SMALL).fit(X, np.arange(60) % 3)
+    est.fit(X, y)
+    with pytest.raises(PilidError, match="expecting 3 features"):
+        est.predict(X[:, :2])
+    with pytest.raises(PilidError, match="NaN or inf"):
+        est.predict(X_nan)
+    for bad in (dict(init="zeros"), dict(knots="kmeans"), dict(lr=0), dict(patience=0)):
+        with pytest.raises(PilidError):
+            PiLiDRegressor(**{**SMALL, **bad}).fit(X, y)
+
+
+def test_categorical_frame_columns_and_unknown_category():
+    rng = np.random.default_rng(1)
+    n = 240
+    df = pd.DataFrame(
+        {
+            "age": rng.uniform(20, 60, n),
+            "colour": pd.Categorical(rng.choice(["red", "green", "blue"], n)),
+            "city": rng.choice(["Oslo", "Lima"], n),  # str dtype: categorical too
+            "flag": rng.integers(0, 2, n).astype(float),
+        }
+    )
+    effect = {"red": 1.0, "green": -1.0, "blue": 0.0}
+    y = 0.05 * df["age"] + df["colour"].map(effect).astype(float) + 0.1 * rng.normal(size=n)
+    est = PiLiDRegressor(gamma=4, categorical_features=["flag"], **SMALL).fit(df, y.to_numpy())
+    assert est.categorical_.tolist() == [False, True, True, True]
+    assert est.knots_.n_pieces.tolist() == [4, 2, 1, 1]  # 3 colours -> 2 pieces, 2 -> 1
+    shapes = est.shape_functions()
+    colour = shapes[shapes.feature == "colour"].set_index("x")["value"]
+    codes = {c: i for i, c in enumerate(est.categories_[1])}
+    assert colour[codes["red"]] > colour[codes["blue"]] > colour[codes["green"]]
+    bad = df.head(3).copy()
+    bad["city"] = ["Oslo", "Rome", "Lima"]
+    with pytest.raises(PilidError, match="Rome"):
+        est.predict(bad)
+
+
+def test_pickle_and_repeatable_predictions():
+    X, y = _data(120)
+    est = PiLiDClassifier(gamma=3, **SMALL).fit(X, y > 0)
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.predict_proba(X), est.predict_proba(X))
+    assert est.predict_proba(X).shape == (120, 2)
+    np.testing.assert_allclose(est.predict_proba(X).sum(1), 1.0)
+
+
+def test_shape_functions_and_plot():
+    X, y = _data(200)
+    est = PiLiDRegressor(gamma=5, **SMALL).fit(X, y)
+    df = est.shape_functions()
+    assert list(df.columns) == ["feature", "x", "value"]
+    assert df.groupby("feature").size().tolist() == [6, 6, 6]
+    # the shape at the characteristic points equals the contributions at those x values
+    part = df[df.feature == "x0"]
+    grid = np.tile(X.mean(0), (len(part), 1))
+    grid[:, 0] = part["x"].to_numpy()
+    np.testing.assert_allclose(
+        est.feature_contributions(grid)[:, 0], part["value"].to_numpy(), atol=1e-5
+    )
+    axes = est.plot_shapes()
+    assert len(axes) == 3 and axes[0].get_title() == "x0"
+    axes = est.plot_shapes(features=[1])
+    assert len(axes) == 1
+    with pytest.raises(PilidError, match="unknown feature"):
+        est.plot_shapes(features=["nope"])

@@ -1,0 +1,275 @@
+"""The trial runner end to end through `python -m pilid.run`: records, resume, kill, sweeps."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from pilid.config import CONF_DIR
+from pilid.data import load_dataset, make_split
+from pilid.experiments import ResultStore, load_results, run_setting
+from pilid.experiments.setting import setting_id
+from pilid.experiments.store import RECORD_FIELDS, StoreWarning
+from pilid.models.registry import MODELS
+
+TINY_DATA = ["data.N=300", "data.m=3", "data.n_interactions=2"]
+TINY_PILID = [
+    "model=pilid",
+    "gamma=3",
+    "model.hidden_layers=[8,8]",
+    "train.epochs=3",
+    "train.batch_size=64",
+    "train.patience=null",
+]
+SUMMARY = re.compile(r"^(.+): (MSE|AUC) (\d+\.\d+) ± (\d+\.\d+) over (\d+) trials?$")
+
+
+def _run(tmp_path, *args, results="results", multirun=False, timeout=300, check=True):
+    """`python -m pilid.run [-m] args` with results and Hydra outputs under tmp_path."""
+    command = [sys.executable, "-m", "pilid.run", *(["-m"] if multirun else []), *args]
+    command += [
+        f"results_dir={tmp_path / results}",
+        f"hydra.run.dir={tmp_path / 'hydra'}",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    ]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
+    if check:
+        assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+def _lines(tmp_path, results="results"):
+    """The raw records file, one parsed record per line (fails on any unreadable line)."""
+    data = (tmp_path / results / "records.jsonl").read_text()
+    assert data.endswith("\n")
+    return [json.loads(line) for line in data.splitlines()]
+
+
+def _summaries(stdout):
+    return [m.groups() for m in map(SUMMARY.match, stdout.splitlines()) if m]
+
+
+def _compose(overrides):
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose(config_name="config", overrides=overrides)
+
+
+def _dataset(record):
+    options = dict(record["data"])
+    return load_dataset(options.pop("name"), **options)
+
+
+def test_records_resume_extend_and_force(tmp_path):
+    args = ["model=linear", *TINY_DATA, "trials=3", "seed=7"]
+    first = _run(tmp_path, *args)
+    records = _lines(tmp_path)
+    assert [r["trial"] for r in records] == [0, 1, 2]
+    assert [r["seed"] for r in records] == [7, 8, 9]
+    for record in records:
+        assert set(record) == set(RECORD_FIELDS)
+        assert record["experiment"] == "adhoc" and record["dataset"] == "synthetic"
+        assert record["model"] == "linear" and record["task"] == "regression"
+        assert (record["N"], record["m"]) == (300, 3) and record["metric"] == "mse"
+        assert record["device"] == "cpu" and record["fit_mode"] == "sequential"
+        assert record["fit_seconds"] >= 0 and record["params"]["epochs"] == 100
+        assert record["data"]["N"] == 300 and record["data"]["name"] == "synthetic"
+        assert {"python", "torch", "numpy", "sklearn", "pilid"} <= set(record["versions"])
+    assert len({r["setting_id"] for r in records}) == 1
+
+    # each value is the test MSE of the model fitted on that trial's split, computed here anew
+    dataset = _dataset(records[0])
+    for record in records:
+        split = make_split(dataset, record["seed"])
+        model = MODELS["linear"].build("regression", record["params"], record["seed"], "cpu", [])
+        model.fit(split.X_train, split.y_train)
+        mse = np.mean((model.predict(split.X_test) - split.y_test) ** 2)
+        assert record["value"] == pytest.approx(mse, rel=1e-9)
+
+    values = np.array([r["value"] for r in records])
+    ((label, metric, mean, std, n),) = _summaries(first.stdout)
+    assert (label, metric, n) == ("linear synthetic-regression", "MSE", "3")
+    assert float(mean) == pytest.approx(values.mean(), abs=6e-5)
+    assert float(std) == pytest.approx(values.std(ddof=1), abs=6e-5)
+
+    # the same command again: nothing runs, nothing is written, the same summary is printed
+    before = (tmp_path / "results" / "records.jsonl").read_bytes()
+    again = _run(tmp_path, *args)
+    assert (tmp_path / "results" / "records.jsonl").read_bytes() == before
+    assert _summaries(again.stdout) == _summaries(first.stdout)
+
+    # more trials: only the missing ones run
+    _run(tmp_path, *args[:-2], "trials=5", "seed=7")
+    records = _lines(tmp_path)
+    assert [r["trial"] for r in records] == [0, 1, 2, 3, 4]
+
+    # force=true redoes them; the reader keeps the newest record of each trial
+    _run(tmp_path, *args[:-2], "trials=2", "seed=7", "force=true")
+    records = _lines(tmp_path)
+    assert [r["trial"] for r in records] == [0, 1, 2, 3, 4, 0, 1]
+    assert records[5]["value"] == records[0]["value"]  # same seed, same device: same value
+    frame = load_results(tmp_path / "results")
+    assert sorted(frame["trial"]) == [0, 1, 2, 3, 4]
+    assert sorted(frame["finished_at"])[-2:] == sorted(r["finished_at"] for r in records[5:])
+
+
+def test_batched_pilid_is_repeatable_and_matches_sequential(tmp_path):
+    args = [*TINY_PILID, *TINY_DATA, "trials=3"]
+    _run(tmp_path, *args, results="a")
+    _run(tmp_path, *args, results="b")
+    a, b = _lines(tmp_path, "a"), _lines(tmp_path, "b")
+    assert [r["fit_mode"] for r in a] == ["batched"] * 3
+    assert a[0]["params"]["gamma"] == 3 and a[0]["params"]["hidden_layers"] == [8, 8]
+    assert [r["value"] for r in a] == [r["value"] for r in b]  # bit for bit
+    assert len({r["value"] for r in a}) == 3  # trials differ
+
+    # one by one (in this process, through the Python API): the same trials, the same setting
+    cfg = _compose([*args, "train.batched=false", f"results_dir={tmp_path / 'c'}"])
+    summary = run_setting(cfg)
+    assert summary.n == 3 and summary.ran == 3 and summary.setting_id == a[0]["setting_id"]
+    sequential = [r["value"] for r in summary.records]
+    assert [r["fit_mode"] for r in summary.records] == ["sequential"] * 3
+    np.testing.assert_allclose(sequential, [r["value"] for r in a], rtol=1e-4)
+    assert summary.mean == pytest.approx(np.mean(sequential))
+    assert summary.std == pytest.approx(np.std(sequential, ddof=1))
+    assert summary.line.startswith("pilid gamma=3 synthetic-regression: MSE ")
+
+    # artefacts: the learned shapes, with x mapped back to the data's units
+    dataset = _dataset(a[0])
+    directory = tmp_path / "a" / "artifacts" / a[0]["setting_id"]
+    for record in a:
+        shapes = pd.read_csv(directory / f"shapes-trial{record['trial']}.csv")
+        assert list(shapes.columns) == ["feature", "x", "x_original", "value"]
+        split = make_split(dataset, record["seed"])
+        assert set(shapes["feature"]) == set(split.feature_names)
+        j = shapes["feature"].map({name: k for k, name in enumerate(split.feature_names)})
+        expected = shapes["x"] * split.x_scale[j] + split.x_offset[j]
+        np.testing.assert_allclose(shapes["x_original"], expected, rtol=1e-9)
+        assert np.isfinite(shapes["value"]).all()
+
+
+def test_kill_mid_run_then_rerun_records_every_trial_once(tmp_path):
+    trials = 8
+    args = [
+        *TINY_PILID[:-3],
+        "train.epochs=25",
+        "train.patience=null",
+        "data.N=600",
+        "data.m=3",
+        "data.n_interactions=2",
+        f"trials={trials}",
+        "train.trials_per_batch=2",
+    ]
+    path = tmp_path / "results" / "records.jsonl"
+    command = [sys.executable, "-m", "pilid.run", *args, f"results_dir={tmp_path / 'results'}"]
+    command.append(f"hydra.run.dir={tmp_path / 'hydra'}")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None:
+        if path.exists() and path.read_bytes().count(b"\n") >= 2:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.communicate()
+    killed_at = len(_lines(tmp_path))
+    assert 2 <= killed_at < trials, "the run should have been killed in the middle"
+
+    # a writer killed inside its write leaves half a line; the reader must still work
+    with open(path, "ab") as handle:
+        handle.write(b'{"setting_id": "x", "trial": 3, "val')
+    with pytest.warns(StoreWarning):
+        assert len(load_results(tmp_path / "results")) == killed_at
+
+    rerun = _run(tmp_path, *args)
+    ((label, _, _, _, n),) = _summaries(rerun.stdout)
+    assert n == str(trials) and label == "pilid gamma=3 synthetic-regression"
+    lines = path.read_text().splitlines()
+    records = []
+    for line in lines:
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            continue
+    assert len(records) == len(lines) - 1  # only the torn line is unreadable
+    assert sorted(r["trial"] for r in records) == list(range(trials))  # each exactly once
+    with pytest.warns(StoreWarning):
+        frame = load_results(tmp_path / "results")
+    assert sorted(frame["trial"]) == list(range(trials))
+
+
+def test_process_pool_gives_the_sequential_values(tmp_path):
+    args = ["model=linear", *TINY_DATA, "trials=3"]
+    cfg = _compose([*args, f"results_dir={tmp_path / 'seq'}"])
+    sequential = run_setting(cfg)
+    _run(tmp_path, *args, "train.n_jobs=2", results="proc")
+    records = _lines(tmp_path, "proc")
+    assert sorted(r["trial"] for r in records) == [0, 1, 2]
+    assert {r["fit_mode"] for r in records} == {"process"}
+    by_trial = {r["trial"]: r["value"] for r in records}
+    expected = [r["value"] for r in sequential.records]
+    np.testing.assert_allclose([by_trial[t] for t in range(3)], expected, rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    "launcher",
+    [
+        [],
+        ["hydra/launcher=pilid_joblib", "hydra.launcher.n_jobs=2"],
+        ["hydra/launcher=pilid_local"],
+    ],
+    ids=["basic", "joblib", "submitit_local"],
+)
+def test_multirun_sweep_records_each_setting(tmp_path, launcher):
+    args = [*launcher, "model=linear", "data.N=300", "data.m=2,3", "trials=2"]
+    args.append("data.n_interactions=1")
+    result = _run(tmp_path, *args, multirun=True)
+    records = _lines(tmp_path)
+    settings = {}
+    for record in records:
+        settings.setdefault((record["setting_id"], record["m"]), []).append(record["trial"])
+    assert sorted((m, sorted(t)) for (_, m), t in settings.items()) == [(2, [0, 1]), (3, [0, 1])]
+    if not launcher:  # the basic launcher runs the jobs in this process: their lines show
+        assert len(_summaries(result.stdout)) == 2
+        # a resumed sweep runs nothing new and prints the same summaries
+        again = _run(tmp_path, *args, multirun=True)
+        assert len(_lines(tmp_path)) == 4
+        assert _summaries(again.stdout) == _summaries(result.stdout)
+
+
+def test_slurm_launcher_config_extends_the_plugin():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no deprecated schema matching
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            cfg = compose(
+                config_name="config",
+                overrides=["hydra/launcher=pilid_slurm", "hydra.launcher.cpus_per_task=8"],
+                return_hydra_config=True,
+            )
+    launcher = OmegaConf.to_container(cfg.hydra.launcher, resolve=True)
+    assert launcher["_target_"].endswith("submitit_launcher.SlurmLauncher")
+    assert launcher["setup"] == ["export OMP_NUM_THREADS=8"]
+    assert launcher["max_num_timeout"] >= 1  # safe: requeued jobs skip recorded trials
+    assert {"partition", "account", "gres", "array_parallelism"} <= set(launcher)
+
+
+def test_setting_id_of_a_run_matches_its_config(tmp_path):
+    cfg = _compose(["model=linear", *TINY_DATA, "trials=1", f"results_dir={tmp_path}"])
+    summary = run_setting(cfg)
+    assert summary.setting_id == setting_id(cfg) == summary.records[0]["setting_id"]
+    assert summary.line.endswith("over 1 trial") and summary.std == 0.0
+    assert math.isfinite(summary.mean)
+    assert ResultStore(tmp_path).done_trials(summary.setting_id) == {0}
