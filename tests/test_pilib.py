@@ -192,9 +192,9 @@ def test_estimators_work_in_cross_val_score():
         auc_nit = cross_val_score(_small(NITClassifier), X, labels, cv=3, scoring="roc_auc")
         y = logit + 0.1 * rng.normal(size=600)
         r2 = cross_val_score(_small(NITRegressor), X, y, cv=3)
+        clf = _small(PiLiBClassifier).fit(X, labels)
     assert auc.mean() > 0.8 and auc_nit.mean() > 0.75
     assert r2.mean() > 0.5
-    clf = _small(PiLiBClassifier).fit(X, labels)
     assert list(clf.classes_) == ["ham", "spam"]
     assert set(clf.predict(X[:20])) <= {"ham", "spam"}
     np.testing.assert_allclose(clf.predict_proba(X[:20]).sum(1), 1.0)

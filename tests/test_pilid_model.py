@@ -8,7 +8,7 @@ from sklearn.linear_model import LinearRegression
 from pilid.models.additive import AdditiveEnsemble, ridge_solve
 from pilid.models.estimators import PiLiDClassifier, PiLiDRegressor
 from pilid.models.mlp import EnsembleMLP
-from pilid.models.piecewise import fit_knots, phi_numpy
+from pilid.models.piecewise import compact_layout, fit_knots, phi_compact, phi_numpy
 
 FAST = dict(hidden_layers=(16, 8), batch_size=64, device="cpu", random_state=0)
 
@@ -83,24 +83,42 @@ def test_gamma_one_is_a_linear_model():
 
 def test_additive_terms_sum_to_forward_and_decompose_to_predictions():
     rng = np.random.default_rng(2)
-    T, B, P, m = 2, 7, 5, 2
-    feature = torch.tensor([[0, 0, 1, 1, 1], [0, 1, 1, 0, 0]])
-    mask = torch.tensor([[1.0, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
+    m, B = 2, 9
+    # two trials with different piece counts (5 and 3 columns; the second is padded)
+    knots = [fit_knots(rng.normal(size=(50, m)), gamma=g) for g in ([2, 3], [1, 2])]
+    P = 5
+    feature = torch.zeros(2, P, dtype=torch.long)
+    mask = torch.zeros(2, P)
+    for t, k in enumerate(knots):
+        f = k.layout()[0]
+        feature[t, : len(f)] = torch.as_tensor(f)
+        mask[t, : len(f)] = 1.0
     add = AdditiveEnsemble(
         feature,
         mask,
         m,
-        torch.as_tensor(rng.normal(size=(T, P)), dtype=torch.float32),
-        torch.as_tensor(rng.normal(size=(T, P)), dtype=torch.float32),
-        torch.as_tensor(rng.normal(size=(T, m)), dtype=torch.float32),
+        torch.as_tensor(rng.normal(size=(2, P))),
+        torch.as_tensor(rng.normal(size=(2, P))),
+        torch.as_tensor(rng.normal(size=(2, m))),
     )
-    phi = torch.rand(T, B, P)
+    X = rng.normal(scale=1.5, size=(B, m))  # includes values beyond the knots
+    compact = [
+        phi_compact(torch.as_tensor(X), compact_layout(k, dtype=torch.float64)) for k in knots
+    ]
+    phi = (torch.stack([c[0] for c in compact]), torch.stack([c[1] for c in compact]))
+    out = add(phi)
     terms = add.terms(phi)
-    torch.testing.assert_close(terms.sum(2), add(phi))
-    # u_j = omega_j sum_k (w_k phi_k + b_k) written out for trial 1, feature 1
-    w, b, om = add.w.detach()[1], add.b.detach()[1], add.omega.detach()[1]
-    manual = om[1] * (phi[1, :, 1:3] @ w[1:3] + b[1:3].sum())
-    torch.testing.assert_close(terms[1, :, 1], manual)
+    torch.testing.assert_close(terms.sum(2), out)
+    w, b, om = add.w.detach().numpy(), add.b.detach().numpy(), add.omega.detach().numpy()
+    for t, k in enumerate(knots):
+        dense = phi_numpy(X, k)  # Definition 2, then Eq. (10) written out
+        f = k.layout()[0]
+        n = len(f)
+        expected = [
+            om[t, j] * (dense[:, f == j] @ w[t, :n][f == j] + b[t, :n][f == j].sum())
+            for j in range(m)
+        ]
+        np.testing.assert_allclose(terms[t].detach().numpy(), np.column_stack(expected), atol=1e-10)
 
     X, y = _data()
     est = PiLiDRegressor(gamma=5, epochs=3, **FAST).fit(X, y)

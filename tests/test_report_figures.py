@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from test_report_tables import check_latex
 
 from pilid.report import figures, shapes
 from pilid.report.records import ExperimentGrid, Setting, normalise_records
@@ -219,6 +220,7 @@ def test_fidelity_table_is_built_when_shapes_are_stored(results):
     fidelity = tables[1]
     lstsq, gaussian = fidelity.cells[0]
     assert lstsq.bold and not gaussian.bold  # higher R^2 is better
-    assert "R^2" in fidelity.to_latex() and "R²" in fidelity.to_markdown()
+    assert "$R^2$" in fidelity.to_latex() and "R²" in fidelity.to_markdown()
+    check_latex(fidelity.to_latex())
     expected = shapes.fidelity_frame(synthetic, root, evaluator=_truth_for)
     assert lstsq.mean == pytest.approx(expected[expected["init"] == "lstsq"]["value"].mean())

@@ -155,6 +155,8 @@ def check_latex(text: str) -> list[list[str]]:
     for line in text.splitlines():  # a bare % would comment out the rest of a line
         if not line.startswith("%"):
             assert not re.search(r"(?<!\\)%", line), line
+            text_mode = re.sub(r"\$[^$]*\$|\\label\{[^}]*\}", "", line)  # ^ _ only in math
+            assert not re.search(r"(?<!\\)[_^]", text_mode), line
     return body
 
 
@@ -251,6 +253,18 @@ def test_rival_runs_and_trials_beyond_the_grid_are_left_out(sim):
     assert set(selected["setting_id"]) >= {"s0"} and "rival" not in set(selected["setting_id"])
     assert selected["trial"].max() == 2
     assert len(selected[selected["cell"] == 0]) == 3
+
+
+def test_of_two_equal_runs_of_one_setting_the_newest_fills_the_cell():
+    setting = Setting("synthetic", "rf", task="regression", N=400, m=4)
+    grid = ExperimentGrid("sim_regression", 2, [setting])
+    old = [_record("sim_regression", setting, t, 0.5, "old", "mse") for t in range(2)]
+    new = [_record("sim_regression", setting, t, 0.4, "new", "mse") for t in range(2)]
+    more = [_record("sim_regression", setting, t, 0.6, "more", "mse") for t in range(3)]
+    assert set(select_records(_frame(old + new), grid)["setting_id"]) == {"new"}
+    assert set(select_records(_frame(new + old), grid)["setting_id"]) == {"old"}
+    # trials beyond the grid's 2 do not count: "more" ties on trials and is the newest
+    assert set(select_records(_frame(new + more), grid)["setting_id"]) == {"more"}
 
 
 def test_mark_best_ties_and_direction():

@@ -273,3 +273,19 @@ def test_setting_id_of_a_run_matches_its_config(tmp_path):
     assert summary.line.endswith("over 1 trial") and summary.std == 0.0
     assert math.isfinite(summary.mean)
     assert ResultStore(tmp_path).done_trials(summary.setting_id) == {0}
+
+
+def test_block_model_writes_its_interactions(tmp_path):
+    tiny_pilib = ["model=pilib", "gamma=3", "model.n_blocks=3", "model.block_layers=[4]"]
+    tiny_pilib += ["model.phase1_epochs=3", "train.epochs=2"]
+    cfg = _compose([*tiny_pilib, *TINY_DATA, "trials=1", f"results_dir={tmp_path}"])
+    summary = run_setting(cfg)
+    (record,) = summary.records
+    assert record["model"] == "pilib" and record["fit_mode"] == "batched"
+    directory = tmp_path / "artifacts" / summary.setting_id
+    blocks = pd.read_csv(directory / "interactions-trial0.csv", keep_default_na=False)
+    assert list(blocks.columns) == ["block", "features"]
+    assert list(blocks["block"]) == list(range(len(blocks)))
+    names = set(make_split(_dataset(record), record["seed"]).feature_names)
+    assert all(set(group.split(";")) <= names for group in blocks["features"] if group)
+    assert (directory / "shapes-trial0.csv").exists()

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
 
 from pilid.errors import PilidError
 from pilid.experiments.setting import canonical_json, resolved_config, setting_id
@@ -59,7 +60,11 @@ def run_setting(cfg: DictConfig | Mapping[str, Any]) -> Summary:
     ``force=true``. Each finished trial (or batched chunk of ``train.trials_per_batch`` trials)
     is recorded before the next starts, so an interrupted run loses at most one chunk.
     """
-    config = resolved_config(cfg)
+    try:
+        config = resolved_config(cfg)
+    except OmegaConfBaseException as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise PilidError(f"the config cannot be resolved: {first}; fix that key") from error
     _check_keys(config)
     sid = setting_id(config)
     store = ResultStore(_absolute(config["results_dir"]))
@@ -245,13 +250,19 @@ def _finish(ctx, trial, seed, split, estimator, seconds, mode) -> tuple[dict, di
         "value": score(estimator, split, metric, str(dataset.task)),
         "fit_seconds": float(seconds),
         "fit_mode": mode,
-        "device": ctx.device,
+        "device": ctx.device if _takes_device(estimator) else "cpu",
         "versions": versions(),
         "setting_id": ctx.sid,
         "data": ctx.config["data"],
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     return record, artefact_frames(estimator, split)
+
+
+def _takes_device(estimator) -> bool:
+    """Whether the estimator runs on the resolved device (scikit-learn baselines use the CPU)."""
+    get_params = getattr(estimator, "get_params", None)
+    return callable(get_params) and "device" in get_params(deep=False)
 
 
 def score(estimator, split, metric: str, task: str) -> float:

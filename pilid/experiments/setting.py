@@ -42,7 +42,7 @@ def resolved_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
     """The config as a plain dict with all interpolations resolved."""
     if isinstance(cfg, DictConfig):
         return OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    return OmegaConf.to_container(OmegaConf.create(dict(cfg)), resolve=True)
+    return OmegaConf.to_container(OmegaConf.create(dict(cfg)), resolve=True, throw_on_missing=True)
 
 
 def setting_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ with masked columns (mask 0, weight 0) that never receive a gradient.
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 # Ridge term of the least-squares initialisation, relative to the mean diagonal of the Gram
@@ -22,8 +23,29 @@ from torch import nn
 LSTSQ_RIDGE = 1e-6
 
 
+def piecewise_terms(
+    v: torch.Tensor, starts: torch.Tensor, col: torch.Tensor, frac: torch.Tensor
+) -> torch.Tensor:
+    """Per feature sum_k v_k phi_k(x) (T, B, m) from compact Phi (`piecewise.phi_compact`).
+
+    With cs the cumulative sum of the piece weights v (T, P), feature j's sum for a row whose
+    value lies on column g with fraction f is cs[g] - (1 - f) v[g] - cs[start_j - 1]: all pieces
+    before g count fully, g by f (Definition 2).
+    """
+    T, B, m = col.shape
+    cs = torch.cumsum(v, 1)
+    before = torch.gather(F.pad(cs, (1, 0)), 1, starts)  # cs[start_j - 1], 0 for start 0
+    g = col.reshape(T, B * m)
+    at = torch.gather(cs, 1, g) - torch.gather(v, 1, g) * (1.0 - frac.reshape(T, B * m))
+    return at.view(T, B, m) - before.unsqueeze(1)
+
+
 class AdditiveEnsemble(nn.Module):
-    """Eq. (10): u_j(x) = omega_j sum_k (w_k phi_k + b_k), for T trials; forward -> (T, B)."""
+    """Eq. (10): u_j(x) = omega_j sum_k (w_k phi_k + b_k), for T trials; forward -> (T, B).
+
+    Inputs are Phi in compact form, ``phi = (col, frac)``, each (T, B, m)
+    (`pilid.models.piecewise.phi_compact`); the result equals ``Phi @ (omega w) + sum omega b``.
+    """
 
     def __init__(
         self,
@@ -33,12 +55,24 @@ class AdditiveEnsemble(nn.Module):
         w: torch.Tensor,
         b: torch.Tensor | None = None,
         omega: torch.Tensor | None = None,
+        starts: torch.Tensor | None = None,
     ):
         super().__init__()
         T, P = feature.shape
         self.n_features = int(n_features)
         self.register_buffer("feature", feature.to(torch.long))
         self.register_buffer("mask", mask.to(w.dtype))
+        if starts is None:  # first column of every feature (columns are grouped by feature)
+            starts = torch.stack(
+                [
+                    torch.searchsorted(
+                        torch.where(self.mask[t] > 0, self.feature[t], self.n_features),
+                        torch.arange(self.n_features, device=feature.device),
+                    )
+                    for t in range(T)
+                ]
+            )
+        self.register_buffer("starts", starts.to(torch.long))
         self.w = nn.Parameter(w * self.mask)
         self.b = nn.Parameter(torch.zeros(T, P, dtype=w.dtype) if b is None else b * self.mask)
         self.omega = nn.Parameter(
@@ -50,21 +84,20 @@ class AdditiveEnsemble(nn.Module):
         om = torch.gather(self.omega, 1, self.feature)
         return self.w * om, (self.b * self.mask * om).sum(1)
 
-    def forward(self, phi: torch.Tensor) -> torch.Tensor:
+    def forward(self, phi: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
         v, c = self.effective()
-        return torch.baddbmm(c[:, None, None], phi, v.unsqueeze(-1)).squeeze(-1)
+        return piecewise_terms(v, self.starts, *phi).sum(2) + c.unsqueeze(1)
 
-    def terms(self, phi: torch.Tensor) -> torch.Tensor:
-        """Each feature's marginal value u_j(x) (T, B, m); sums to `forward` over features."""
+    def constants(self) -> torch.Tensor:
+        """Each feature's constant omega_j sum_k b_k (T, m)."""
         om = torch.gather(self.omega, 1, self.feature)
-        v = self.w * om
-        T, B, P = phi.shape
-        index = self.feature.unsqueeze(1).expand(T, B, P)
-        out = torch.zeros(T, B, self.n_features, dtype=phi.dtype, device=phi.device)
-        out.scatter_add_(2, index, phi * v.unsqueeze(1))
-        const = torch.zeros(T, self.n_features, dtype=phi.dtype, device=phi.device)
-        const.scatter_add_(1, self.feature, self.b * self.mask * om)
-        return out + const.unsqueeze(1)
+        const = torch.zeros(self.omega.shape, dtype=self.w.dtype, device=self.w.device)
+        return const.scatter_add(1, self.feature, self.b * self.mask * om)
+
+    def terms(self, phi: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        """Each feature's marginal value u_j(x) (T, B, m); sums to `forward` over features."""
+        v, _ = self.effective()
+        return piecewise_terms(v, self.starts, *phi) + self.constants().unsqueeze(1)
 
 
 def ridge_solve(

@@ -47,8 +47,13 @@ class GatedBlocks(nn.Module):
     """B MLP blocks with hard-concrete input gates, for T = len(seeds) trials at once.
 
     Input `x` has shape (T, n, m); `forward` returns (T, n), `block_outputs` (T, n, B).
-    Hidden and output weights are drawn N(0, sigma^2) (Algorithm 1, step 2), or with He-normal
-    scale sqrt(2 / fan_in) when `sigma` is None; biases start at zero. Trial t's weights come from
+    Weights are Gaussian (Algorithm 1, step 2) with fan-in scaled standard deviations: hidden
+    layers `init_scale * sqrt(2 / fan_in)` (He), the output layer `init_scale / sqrt(fan_in * B)`,
+    so that the sum of the B blocks starts with an output of about unit scale whatever m and B
+    (a fixed std such as PiLiD's 0.05 leaves small blocks silent, and silent blocks give the gates
+    no task gradient, so the L0 penalty closes every gate before the blocks learn; a large fixed
+    std swamps the least-squares start of the additive part). Biases start at zero. Trial t's
+    weights come from
     its own generator (`pilid.train.trial_generator(seeds[t], STREAM_DEEP)`), so a trial's start
     does not depend on how many trials share the batch. `gate_lr_scale`, `init_prob`, `beta`,
     `gamma`, `zeta` go to the gates (`pilid.models.gates.HardConcreteGates`).
@@ -61,7 +66,7 @@ class GatedBlocks(nn.Module):
         n_blocks: int = 20,
         layers: Sequence[int] = (16, 8),
         *,
-        sigma: float | None = None,
+        init_scale: float = 1.0,
         init_prob: float = 0.9,
         gate_lr_scale: float = 1.0,
         beta: float = BETA,
@@ -71,8 +76,8 @@ class GatedBlocks(nn.Module):
     ) -> None:
         super().__init__()
         sizes = (int(n_features), *_check_layers(layers))
-        if sigma is not None and not sigma > 0:
-            raise PilidError(f"sigma={sigma!r} must be > 0 (or null for He initialisation)")
+        if not init_scale > 0:
+            raise PilidError(f"init_scale={init_scale!r} must be > 0; e.g. 1.0 (He initialisation)")
         if int(n_blocks) != n_blocks or n_blocks < 1:
             raise PilidError(f"n_blocks={n_blocks!r} must be a whole number >= 1 (the paper: 20)")
         seeds = [int(s) for s in seeds]
@@ -92,17 +97,17 @@ class GatedBlocks(nn.Module):
         gens = [trial_generator(s, STREAM_DEEP) for s in seeds]
         B = self.n_blocks
 
-        def normal(*shape: int, fan_in: int) -> nn.Parameter:
-            std = math.sqrt(2.0 / fan_in) if sigma is None else float(sigma)
+        def normal(*shape: int, std: float) -> nn.Parameter:
             return nn.Parameter(std * torch.stack([torch.randn(*shape, generator=g) for g in gens]))
 
+        scale = float(init_scale)
         self.weights = nn.ParameterList(
-            [normal(B, a, b, fan_in=a) for a, b in zip(sizes[:-1], sizes[1:])]
+            [normal(B, a, b, std=scale * math.sqrt(2.0 / a)) for a, b in zip(sizes[:-1], sizes[1:])]
         )
         self.biases = nn.ParameterList(
             [nn.Parameter(torch.zeros(self.n_trials, B, b)) for b in sizes[1:]]
         )
-        self.out_weight = normal(B, sizes[-1], fan_in=sizes[-1])
+        self.out_weight = normal(B, sizes[-1], std=scale / math.sqrt(sizes[-1] * B))
         self.out_bias = nn.Parameter(torch.zeros(self.n_trials)) if output_bias else None
 
     def _check_input(self, x: torch.Tensor) -> None:

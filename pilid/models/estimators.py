@@ -27,7 +27,15 @@ from pilid.device import resolve_device
 from pilid.errors import PilidError
 from pilid.models.additive import AdditiveEnsemble, lstsq_init
 from pilid.models.mlp import EnsembleMLP, check_hidden_layers
-from pilid.models.piecewise import KNOT_METHODS, Knots, fit_knots, phi_torch, piece_values
+from pilid.models.piecewise import (
+    KNOT_METHODS,
+    Knots,
+    compact_layout,
+    fit_knots,
+    phi_compact,
+    phi_dense,
+    piece_values,
+)
 from pilid.models.pilid import PiLiDEnsemble
 from pilid.train.trainer import (
     STREAM_ADDITIVE,
@@ -376,8 +384,11 @@ class NeuralEstimator(BaseEstimator):
         x = torch.from_numpy(((X - self.x_mean_) / self.x_scale_).astype(np.float32)).to(device)
         phi = None
         if self.knots_ is not None:
-            layout = self.knots_.torch_layout(device=device)
-            phi = phi_torch(torch.from_numpy(np.array(X, dtype=np.float32)).to(device), layout)
+            layout = compact_layout(self.knots_, device=device)
+            col, frac = phi_compact(
+                torch.from_numpy(np.array(X, dtype=np.float64)).to(device), layout
+            )
+            phi = (col[None], frac[None])
         return x, phi
 
     @torch.no_grad()
@@ -386,7 +397,7 @@ class NeuralEstimator(BaseEstimator):
         out = []
         for s in range(0, X.shape[0], _PREDICT_CHUNK):
             x, phi = self._inputs(X[s : s + _PREDICT_CHUNK])
-            out.append(self.module_(x[None], None if phi is None else phi[None])[0])
+            out.append(self.module_(x[None], phi)[0])
         return torch.cat(out).double().numpy() if out else np.zeros(0)
 
     @torch.no_grad()
@@ -394,7 +405,7 @@ class NeuralEstimator(BaseEstimator):
         terms, deep = [], []
         for s in range(0, X.shape[0], _PREDICT_CHUNK):
             x, phi = self._inputs(X[s : s + _PREDICT_CHUNK])
-            t, d = self.module_.decompose(x[None], None if phi is None else phi[None])
+            t, d = self.module_.decompose(x[None], phi)
             if t is not None:
                 terms.append(t[0].double().numpy())
             if d is not None:
@@ -458,12 +469,14 @@ def _ensemble_data(preps: list[_Prepared], device) -> EnsembleData:
         x = torch.stack(xs).to(device)
         y = torch.stack(ys).to(device)
         phi = None
-        if with_phi:
-            P = max(p.knots.n_columns for p in preps)
-            phi = torch.zeros(len(preps), len(rows_of(preps[0])), P, device=device)
-            for t, p in enumerate(preps):
-                raw = torch.as_tensor(p.X[rows_of(p)], dtype=torch.float32, device=device)
-                phi[t, :, : p.knots.n_columns] = phi_torch(raw, p.knots.torch_layout(device))
+        if with_phi:  # Phi in compact form (Definition 2): piece column and fraction, (T, n, m)
+            cols, fracs = [], []
+            for p in preps:
+                raw = torch.as_tensor(p.X[rows_of(p)], dtype=torch.float64, device=device)
+                col, frac = phi_compact(raw, compact_layout(p.knots, device=device))
+                cols.append(col)
+                fracs.append(frac)
+            phi = (torch.stack(cols), torch.stack(fracs))
         return x, y, phi
 
     with_phi = preps[0].knots is not None
@@ -477,7 +490,7 @@ def _ensemble_data(preps: list[_Prepared], device) -> EnsembleData:
 def _build_additive(est: NeuralEstimator, preps: list[_Prepared], data: EnsembleData, device):
     T = len(preps)
     m = preps[0].X.shape[1]
-    P = data.phi.shape[2]
+    P = max(p.knots.n_columns for p in preps)
     feature = torch.zeros(T, P, dtype=torch.long)
     mask = torch.zeros(T, P)
     for t, p in enumerate(preps):
@@ -487,7 +500,14 @@ def _build_additive(est: NeuralEstimator, preps: list[_Prepared], data: Ensemble
     feature, mask = feature.to(device), mask.to(device)
     if est.init == "lstsq":
         target = data.y if est._task == "regression" else 2.0 * data.y - 1.0
-        w, b = lstsq_init(data.phi, target, mask)
+        col, frac = data.phi
+        ws, bs = [], []
+        for t in range(T):  # one dense Phi (n x P) at a time
+            dense = phi_dense(col[t], frac[t], feature[t])
+            w_t, b_t = lstsq_init(dense[None], target[t : t + 1], mask[t : t + 1])
+            ws.append(w_t)
+            bs.append(b_t)
+        w, b = torch.cat(ws), torch.cat(bs)
     else:  # init="gaussian": the paper's comparison, w ~ N(0, sigma^2), b = 0
         w = torch.zeros(T, P)
         for t, p in enumerate(preps):
@@ -661,10 +681,8 @@ class _ShapeMixin:
         with torch.no_grad():
             v, _ = a.effective()
             v = (v + self.module_.shift_w)[0].double().numpy()
-            om = torch.gather(a.omega, 1, a.feature)
-            const = torch.zeros(1, a.n_features, dtype=torch.float64)
-            const.scatter_add_(1, a.feature, (a.b * a.mask * om).double())
-            const = (const[0] + float(self.module_.shift_c[0]) / a.n_features).numpy()
+            const = a.constants()[0].double() + float(self.module_.shift_c[0]) / a.n_features
+            const = const.numpy()
         values = piece_values(self.knots_, v, const)
         rows = []
         for j, (name, pts, val) in enumerate(

@@ -34,12 +34,13 @@ class NITBase(_BlockModel):
         n_blocks=20,
         max_order=3,
         block_layers=(16, 8),
-        lambda0=0.5,
+        lambda0=0.3,
         gate_lr_scale=10.0,
+        warmup_epochs=10,
         phase1_epochs=400,
         mask_patience=10,
         init_prob=0.9,
-        sigma=0.5,
+        init_scale=1.0,
         reg="l2",
         lam=1e-5,
         lr=0.005,
@@ -58,10 +59,11 @@ class NITBase(_BlockModel):
         self.block_layers = block_layers
         self.lambda0 = lambda0
         self.gate_lr_scale = gate_lr_scale
+        self.warmup_epochs = warmup_epochs
         self.phase1_epochs = phase1_epochs
         self.mask_patience = mask_patience
         self.init_prob = init_prob
-        self.sigma = sigma
+        self.init_scale = init_scale
         self.reg = reg
         self.lam = lam
         self.lr = lr
@@ -82,9 +84,10 @@ class NITBase(_BlockModel):
 _NIT_DOC = """
     Parameters (defaults work out of the box on a few thousand rows): n_blocks (B),
     max_order (K), block_layers, lambda0 (Tsang's lambda), gate_lr_scale, phase1_epochs,
-    mask_patience, init_prob, sigma, reg, lam and the training settings, all as in
+    mask_patience, init_prob, init_scale, reg, lam and the training settings, all as in
     `pilid.models.pilib.PiLiBRegressor`. Fitted: block_features_, block_order_,
-    block_importance_, block_share_; `interactions_()`, `interaction_grid`, `plot_interaction`.
+    block_importance_, block_share_, block_interaction_share_; `interactions_()`,
+    `interaction_grid`, `plot_interaction`.
     """
 
 

@@ -56,15 +56,46 @@ from pilid.models.estimators import (
     _ShapeMixin,
 )
 from pilid.models.gates import GateOrderWarning, deterministic_gates, pilib_order_penalty
+from pilid.models.piecewise import fit_knots, phi_numpy
 from pilid.train import Phase
 
 # Blocks whose output varies less than this share of the model output (std on the training rows)
 # count as inactive in `interactions_()`.
 MIN_SHARE = 0.02
+# A block of order >= 2 reports an interaction when its non-additive part has at least this share.
+MIN_INTERACTION = 0.05
 # Phase 1 waits until every gate is decided: P(gate != 0) <= 1 - DECIDED or >= DECIDED.
 DECIDED = 0.9
 # Rows of the training data kept for partial dependence in `interaction_grid`.
 N_BACKGROUND = 200
+# A feature with at most this many distinct values is gridded at its values.
+MAX_GRID_LEVELS = 64
+# The additive fit that separates a block's interaction from its main effects: rows used, and
+# quantile pieces per feature (piecewise-linear, Definitions 1-2).
+N_ADDITIVE_FIT = 5000
+ADDITIVE_PIECES = 16
+
+
+def _non_additive_spread(
+    X: np.ndarray, g: np.ndarray, features: np.ndarray, categorical: np.ndarray
+) -> np.ndarray:
+    """Per block, the std of its output left after the best additive fit in its own features.
+
+    Block i's output g_i (rows of X) is regressed by least squares on an intercept and the
+    piecewise-linear functions (Phi of Definition 2, `ADDITIVE_PIECES` quantile pieces) of each
+    of its features; the residual is the part no sum of one-feature functions explains, i.e. the
+    block's interaction (functional-ANOVA sense). 0 for blocks of order <= 1.
+    """
+    knots = fit_knots(X, ADDITIVE_PIECES, "quantile", categorical)
+    phi = phi_numpy(X, knots)
+    column_feature = knots.layout()[0]
+    out = np.zeros(features.shape[0])
+    for i in np.flatnonzero(features.sum(1) >= 2):  # one small fit per block (B <= a few dozen)
+        cols = np.isin(column_feature, np.flatnonzero(features[i]))
+        design = np.column_stack([np.ones(len(X)), phi[:, cols]])
+        coef, *_ = np.linalg.lstsq(design, g[:, i], rcond=None)
+        out[i] = float(np.std(g[:, i] - design @ coef))
+    return out
 
 
 class _PhaseOneExit:
@@ -132,7 +163,7 @@ class _BlockModel(NeuralEstimator):
             seeds,
             n_blocks=int(self.n_blocks),
             layers=self.block_layers,
-            sigma=float(self.sigma),
+            init_scale=float(self.init_scale),
             init_prob=float(self.init_prob),
             gate_lr_scale=float(self.gate_lr_scale),
             output_bias=not self._has_additive,
@@ -149,6 +180,7 @@ class _BlockModel(NeuralEstimator):
             type(self).__name__,
         )
         return [
+            Phase("warmup", int(self.warmup_epochs), early_stopping=False),
             Phase(
                 "gates", int(self.phase1_epochs), penalty=True, early_stopping=False, until=until
             ),
@@ -172,8 +204,9 @@ class _BlockModel(NeuralEstimator):
         whole("max_order", 1)
         whole("phase1_epochs", 1)
         whole("mask_patience", 0)
+        whole("warmup_epochs", 0)
         _check_layers(self.block_layers)
-        for name, strict in (("lambda0", False), ("gate_lr_scale", True)):
+        for name, strict in (("lambda0", False), ("gate_lr_scale", True), ("init_scale", True)):
             v = getattr(self, name)
             ok = isinstance(v, numbers.Real) and not isinstance(v, bool)
             if not ok or v < 0 or (strict and v == 0):
@@ -200,10 +233,19 @@ class _BlockModel(NeuralEstimator):
         self.block_share_ = spread / total if total > 0 else np.zeros_like(spread)
         self.block_offset_ = g.mean(axis=0)
         rng = np.random.default_rng([int(self.seed_), 7])
+        rows = np.sort(rng.permutation(len(X))[:N_ADDITIVE_FIT])
+        self.block_interaction_share_ = (
+            _non_additive_spread(X[rows], g[rows], self.block_features_, self.categorical_) / total
+            if total > 0
+            else np.zeros_like(spread)
+        )
         self._background_X = X[np.sort(rng.permutation(len(X))[:N_BACKGROUND])]
         self.x_min_ = X.min(axis=0)
         self.x_max_ = X.max(axis=0)
-        self._grid_values = [np.unique(X[:, j]) for j in range(X.shape[1])]
+        self._grid_values = []
+        for j in range(X.shape[1]):
+            values = np.unique(X[:, j])
+            self._grid_values.append(values if len(values) <= MAX_GRID_LEVELS else None)
 
     # ------------------------------------------------------------ interpretation
     def _names(self) -> list[str]:
@@ -227,24 +269,36 @@ class _BlockModel(NeuralEstimator):
         check_is_fitted(self, "block_features_")
         return np.flatnonzero((self.block_order_ >= 1) & (self.block_share_ >= min_share))
 
-    def interactions_(self, min_order: int = 1, min_share: float = MIN_SHARE) -> list[tuple]:
+    def interactions_(
+        self,
+        min_order: int = 1,
+        min_share: float = MIN_SHARE,
+        min_interaction: float = MIN_INTERACTION,
+    ) -> list[tuple]:
         """Feature groups (tuples of feature names; `x0`, `x1`, ... for NumPy input) used by the
         active blocks (`active_blocks_`), de-duplicated, sorted by size and then by column order.
 
-        Groups of size 1 are main effects a block still carries (PiLiB pushes them to the
-        additive part, so few remain); `min_order=2` lists the interactions only.
+        A block of order >= 2 counts as an interaction of its features only if the part of its
+        output that no sum of one-feature functions explains (`block_interaction_share_`, std
+        over the model output's std) is at least `min_interaction`; otherwise it is additive
+        and its features are listed as single-feature groups. Groups of size 1 are main effects
+        that blocks still carry (PiLiB pushes them to the additive part, NIT keeps them in its
+        blocks); `min_order=2` lists the interactions only.
         """
         names = self._names()
-        groups = {
-            tuple(np.flatnonzero(self.block_features_[i]).tolist())
-            for i in self.active_blocks_(min_share)
-        }
+        groups = set()
+        for i in self.active_blocks_(min_share):
+            feats = tuple(np.flatnonzero(self.block_features_[i]).tolist())
+            if len(feats) >= 2 and self.block_interaction_share_[i] < min_interaction:
+                groups.update((j,) for j in feats)
+            else:
+                groups.add(feats)
         groups = sorted((g for g in groups if len(g) >= min_order), key=lambda g: (len(g), g))
         return [tuple(names[j] for j in g) for g in groups]
 
     def _axis(self, j: int, n: int) -> np.ndarray:
         values = self._grid_values[j]
-        if len(values) <= n:
+        if values is not None and len(values) <= n:
             return values.astype(np.float64)
         return np.linspace(self.x_min_[j], self.x_max_[j], n)
 
@@ -319,12 +373,14 @@ class PiLiBBase(_ShapeMixin, _BlockModel):
         n_blocks=20,
         max_order=3,
         block_layers=(16, 8),
-        lambda0=1.0,
+        lambda0=0.3,
         gate_lr_scale=10.0,
+        warmup_epochs=10,
         phase1_epochs=400,
         mask_patience=10,
         init_prob=0.9,
-        sigma=0.5,
+        init_scale=1.0,
+        sigma=0.05,
         reg="l2",
         lam=1e-5,
         reg_groups="all",
@@ -348,9 +404,11 @@ class PiLiBBase(_ShapeMixin, _BlockModel):
         self.block_layers = block_layers
         self.lambda0 = lambda0
         self.gate_lr_scale = gate_lr_scale
+        self.warmup_epochs = warmup_epochs
         self.phase1_epochs = phase1_epochs
         self.mask_patience = mask_patience
         self.init_prob = init_prob
+        self.init_scale = init_scale
         self.sigma = sigma
         self.reg = reg
         self.lam = lam
@@ -381,7 +439,8 @@ _PILIB_DOC = """
     gate_lr_scale: the gates' learning rate relative to `lr` (log_alpha = gate_lr_scale * loc).
     phase1_epochs: cap on phase 1 (gate search); mask_patience: epochs the masks must stay
         unchanged (with max order <= K) before phase 2 starts; init_prob: initial P(gate != 0).
-    sigma: std of the blocks' Gaussian weight init (Algorithm 1 step 2).
+    init_scale: scale of the blocks' Gaussian weight init relative to He initialisation
+        (`pilid.models.blocks.GatedBlocks`); sigma: std of w with init="gaussian" (as PiLiD).
     reg, lam, reg_groups: lam * Omega (Eq. 11) on every parameter but the gates.
     purify: after training, move the blocks' main effects into the additive shapes.
     lr, epochs (phase 2 cap), batch_size, optimizer, patience, val_fraction, random_state,
@@ -389,7 +448,8 @@ _PILIB_DOC = """
 
     Fitted attributes besides PiLiD's: block_features_ (B, m) bool (frozen masks),
     block_order_ (B,), block_importance_ (B,) (std of each block's output on the training rows,
-    output units), block_share_ (B,) (that std over the model output's std).
+    output units), block_share_ (B,) (that std over the model output's std),
+    block_interaction_share_ (B,) (the same for the block's non-additive part).
     """
 
 

@@ -19,11 +19,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from pilid.models.additive import AdditiveEnsemble, ridge_solve
+from pilid.models.additive import AdditiveEnsemble, piecewise_terms, ridge_solve
+from pilid.models.piecewise import phi_dense
 
 
 class PiLiDEnsemble(nn.Module):
     """Eq. (9) for T trials: ``out = additive(phi) + deep(x)``, each (T, B); either may be None.
+
+    `x` is (T, B, m); `phi` is Phi in compact form ``(col, frac)``, each (T, B, m)
+    (`pilid.models.piecewise.phi_compact`).
 
     `shift_w` (T, P) and `shift_c` (T,) hold the purified main effect: they are added to the
     additive part and subtracted from the deep part, so `forward` does not need them.
@@ -44,7 +48,7 @@ class PiLiDEnsemble(nn.Module):
             return self.deep(x, phi)
         return self.deep(x)
 
-    def forward(self, x: torch.Tensor, phi: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, phi=None) -> torch.Tensor:
         out = None
         if self.additive is not None:
             out = self.additive(phi)
@@ -55,24 +59,17 @@ class PiLiDEnsemble(nn.Module):
             raise RuntimeError("PiLiDEnsemble has neither an additive nor a deep component")
         return out
 
-    def decompose(
-        self, x: torch.Tensor, phi: torch.Tensor | None
-    ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    def decompose(self, x: torch.Tensor, phi) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """(u_j(x) per feature (T, B, m) incl. the purified shift, deep part (T, B))."""
         terms = deep = None
         shift = None
         if self.additive is not None:
             terms = self.additive.terms(phi)
-            if bool(self.shift_w.any()) or bool(self.shift_c.any()):
-                T, B, P = phi.shape
-                index = self.additive.feature.unsqueeze(1).expand(T, B, P)
-                extra = torch.zeros_like(terms).scatter_add_(
-                    2, index, phi * self.shift_w.unsqueeze(1)
-                )
-                m = terms.shape[2]
-                extra = extra + (self.shift_c / m)[:, None, None]
-                terms = terms + extra
-                shift = extra.sum(2)
+            m = terms.shape[2]
+            extra = piecewise_terms(self.shift_w, self.additive.starts, *phi)
+            extra = extra + (self.shift_c / m)[:, None, None]
+            terms = terms + extra
+            shift = extra.sum(2)
         if self.deep is not None:
             deep = self._deep(x, phi)
             if shift is not None:
@@ -80,26 +77,32 @@ class PiLiDEnsemble(nn.Module):
         return terms, deep
 
     @torch.no_grad()
-    def purify_(self, x: torch.Tensor, phi: torch.Tensor, chunk: int = 8192) -> None:
+    def purify_(self, x: torch.Tensor, phi, chunk: int = 8192) -> None:
         """Move the deep part's main effect into the additive part (generalised fANOVA).
 
-        Projects the deep output on the rows `x` (T, n, m), `phi` (T, n, P) onto the span of
-        Phi (with an intercept) by ridge least squares, and stores the projection in
-        `shift_w`, `shift_c`. Predictions do not change.
+        Projects the deep output on the rows `x` (T, n, m) (compact Phi `phi`, each (T, n, m))
+        onto the span of Phi (with an intercept) by ridge least squares, trial by trial, and
+        stores the projection in `shift_w`, `shift_c`. Predictions do not change.
         """
         if self.additive is None or self.deep is None:
             return
         was_training = self.training
         self.eval()
+        col, frac = phi
         n = x.shape[1]
         deep = torch.cat(
-            [self._deep(x[:, s : s + chunk], phi[:, s : s + chunk]) for s in range(0, n, chunk)],
+            [
+                self._deep(x[:, s : s + chunk], (col[:, s : s + chunk], frac[:, s : s + chunk]))
+                for s in range(0, n, chunk)
+            ],
             dim=1,
         )
         # Remove the part already moved (purifying twice is a no-op).
-        deep = deep - torch.bmm(phi, self.shift_w.unsqueeze(-1)).squeeze(-1) - self.shift_c[:, None]
-        w, c = ridge_solve(phi, deep)
-        w = w * self.additive.mask
-        self.shift_w += w
-        self.shift_c += c
+        deep = deep - piecewise_terms(self.shift_w, self.additive.starts, col, frac).sum(2)
+        deep = deep - self.shift_c[:, None]
+        for t in range(x.shape[0]):  # one dense Phi at a time keeps memory at n x P
+            dense = phi_dense(col[t], frac[t], self.additive.feature[t])
+            w, c = ridge_solve(dense[None], deep[t : t + 1])
+            self.shift_w[t] += w[0] * self.additive.mask[t]
+            self.shift_c[t] += c[0]
         self.train(was_training)

@@ -112,6 +112,13 @@ def _int_or_none(value):
         return None
 
 
+def _integers(values: pd.Series) -> pd.Series:
+    """Whole numbers as nullable ``Int64`` (anything else becomes <NA>)."""
+    numbers = pd.to_numeric(values.astype(object), errors="coerce").astype(float)
+    whole = numbers.where(np.isfinite(numbers) & (numbers == np.round(numbers)))
+    return whole.astype("Int64")
+
+
 def _param(params, key):
     return params.get(key) if isinstance(params, dict) else None
 
@@ -131,10 +138,11 @@ def normalise_records(raw: pd.DataFrame) -> pd.DataFrame:
     frame["data"] = raw["data"] if "data" in raw else pd.Series([{}] * len(raw), index=raw.index)
     for column in ("N", "m", "trial", "seed"):
         values = raw[column] if column in raw else pd.Series(None, index=raw.index)
-        frame[column] = pd.array([_int_or_none(v) for v in values], dtype="Int64")
-    frame["gamma"] = pd.array([_int_or_none(_param(p, "gamma")) for p in params], dtype="Int64")
-    frame["init"] = pd.Series([_param(p, "init") for p in params], index=raw.index, dtype=object)
-    frame["value"] = pd.to_numeric(raw.get("value"), errors="coerce").astype(float)
+        frame[column] = _integers(values)
+    frame["gamma"] = _integers(params.map(lambda p: _param(p, "gamma")))
+    frame["init"] = params.map(lambda p: _param(p, "init")).astype(object)
+    values = raw["value"] if "value" in raw else pd.Series(None, index=raw.index)
+    frame["value"] = pd.to_numeric(values, errors="coerce").astype(float)
     return frame.reset_index(drop=True)
 
 
@@ -321,8 +329,9 @@ def select_records(frame: pd.DataFrame, grid: ExperimentGrid) -> pd.DataFrame:
     """The records that fill each setting of ``grid``, with a ``cell`` column (setting index).
 
     Per setting: records with ``trial < grid.trials``; among the record groups (setting ids) that
-    match, those written by this experiment win, else the group with most trials (a notice says
-    when several groups competed, e.g. a smoke and a full run in one results directory).
+    match, those written by this experiment win, then the group with most trials, then the one
+    written last (a notice says when several groups competed, e.g. runs before and after a
+    change of a model's defaults in one results directory).
     """
     parts = []
     in_range = (frame["trial"] < grid.trials).fillna(False).to_numpy(dtype=bool)
@@ -333,8 +342,10 @@ def select_records(frame: pd.DataFrame, grid: ExperimentGrid) -> pd.DataFrame:
         if rows["setting_id"].nunique() > 1:
             own = rows[rows["experiment"] == grid.name]
             pool = own if not own.empty else rows
-            counts = pool.groupby("setting_id", sort=False)["trial"].nunique()
-            chosen = counts.idxmax()
+            runs = pool.assign(_row=np.arange(len(pool))).groupby("setting_id", sort=False)
+            rank = pd.DataFrame({"trials": runs["trial"].nunique(), "last": runs["_row"].max()})
+            counts = rank["trials"]
+            chosen = rank.sort_values(["trials", "last"]).index[-1]  # most trials, then newest
             if len(counts) > 1:
                 notice(
                     f"{grid.name}: {len(counts)} runs match {describe(setting)}; "

@@ -219,6 +219,11 @@ class Table:
     row_keys: list = field(default_factory=list)
     column_keys: list = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        has_paper = any(math.isfinite(c.paper_mean) for row in self.cells for c in row)
+        if not has_paper:  # e.g. a smoke run: no cell of the paper's table matches
+            self.paper_table = None
+
     @property
     def n_columns(self) -> int:
         return 1 + len(self.columns)
@@ -229,7 +234,8 @@ class Table:
     def _notes(self, tex: bool) -> list[str]:
         pm = r"$\pm$" if tex else "±"
         notes = [f"Mean {pm} std over {self.trials_note}."]
-        notes.append(f"{self.best_rule} in bold (ties at the {DECIMALS} decimals shown all bold).")
+        rule = self.best_rule.replace("R^2", "$R^2$" if tex else "R²")
+        notes.append(f"{rule} in bold (ties at the {DECIMALS} decimals shown all bold).")
         if self.stars:
             star = r"$^{*}$, $^{**}$" if tex else r"\*, \*\*"
             percent = r"\%" if tex else "%"

@@ -63,15 +63,17 @@ class Phase:
 class EnsembleData:
     """Training (and validation) tensors of T trials, on the training device.
 
-    x: (T, n, m) deep-component input; phi: (T, n, P) Phi of Definition 2 or None; y: (T, n).
+    x: (T, n, m) deep-component input; y: (T, n); phi: Phi of Definition 2 in compact form, a
+    tuple of (T, n, ...) tensors (`pilid.models.piecewise.phi_compact`), or None. Mini-batches
+    take the same rows of every tensor.
     """
 
     x: torch.Tensor
     y: torch.Tensor
-    phi: torch.Tensor | None = None
+    phi: tuple[torch.Tensor, ...] | None = None
     x_val: torch.Tensor | None = None
     y_val: torch.Tensor | None = None
-    phi_val: torch.Tensor | None = None
+    phi_val: tuple[torch.Tensor, ...] | None = None
 
 
 @dataclass
@@ -136,7 +138,8 @@ def evaluate_loss(model, x, phi, y, task: str, chunk: int = 4096) -> torch.Tenso
     total = torch.zeros(x.shape[0], device=x.device, dtype=torch.float64)
     n = x.shape[1]
     for s in range(0, n, chunk):
-        out = model(x[:, s : s + chunk], None if phi is None else phi[:, s : s + chunk])
+        part = None if phi is None else tuple(p[:, s : s + chunk] for p in phi)
+        out = model(x[:, s : s + chunk], part)
         total += task_loss(out, y[:, s : s + chunk], task).sum(1).double()
     model.train(was)
     return (total / max(n, 1)).to(torch.float32)
@@ -194,8 +197,9 @@ def train_ensemble(
     gens = [trial_generator(s, 1) for s in seeds]  # STREAM_BATCHES
     x_flat = data.x.reshape(T * n, m)
     y_flat = data.y.reshape(T * n)
-    phi_flat = None if data.phi is None else data.phi.reshape(T * n, data.phi.shape[2])
-    P = 0 if data.phi is None else data.phi.shape[2]
+    phi_flat = None
+    if data.phi is not None:
+        phi_flat = [p.reshape(T * n, *p.shape[2:]) for p in data.phi]
     base = (torch.arange(T, device=device) * n).unsqueeze(1)
 
     hist_train, hist_val, hist_phase, hist_sec = [], [], [], []
@@ -227,7 +231,9 @@ def train_ensemble(
             b = idx.numel() // T
             xb = x_flat.index_select(0, idx).view(T, b, m)
             yb = y_flat.index_select(0, idx).view(T, b)
-            phib = None if phi_flat is None else phi_flat.index_select(0, idx).view(T, b, P)
+            phib = None
+            if phi_flat is not None:
+                phib = tuple(p.index_select(0, idx).view(T, b, *p.shape[1:]) for p in phi_flat)
             out = model(xb, phib)
             task = task_loss(out, yb, cfg.task).mean(1)
             loss = task
