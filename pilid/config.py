@@ -42,9 +42,9 @@ def check_config(cfg: DictConfig) -> None:
     trials = cfg.get("trials")
     if not isinstance(trials, int) or isinstance(trials, bool) or trials < 1:
         raise PilidError(f"trials={trials!r} is invalid; use a whole number >= 1 (the paper: 20)")
-    gamma = cfg.model.get("gamma", None) if "model" in cfg else None
-    if gamma is not None:
-        _check_gamma(gamma)
+    for gamma in (cfg.get("gamma"), cfg.model.get("gamma") if "model" in cfg else None):
+        if gamma is not None:
+            _check_gamma(gamma)
     train = cfg.get("train") or {}
     for key in ("epochs", "batch_size"):
         value = train.get(key)

@@ -66,6 +66,7 @@ def test_data_dir_default_follows_the_environment(monkeypatch, tmp_path):
         (["gamma=0"], "gamma=0"),
         (["gamma=-3"], "gamma=-3"),
         (["gamma=2.5"], "gamma=2.5"),
+        (["model=linear", "gamma=0"], "gamma=0"),
         (["trials=0"], "trials=0"),
         (["train.epochs=0"], "train.epochs=0"),
         (["train.lr=-1"], "train.lr=-1"),

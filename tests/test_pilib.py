@@ -69,10 +69,10 @@ def test_pilib_blocks_hold_exactly_the_true_pairs(pilib, pairs):
     # The active pair blocks carry a real part of the output.
     active = pilib.active_blocks_()
     assert pilib.block_share_[active].max() > 0.2
-    # Phase 1 (with L_K') came first, then phase 2.
+    # Warm-up, phase 1 (with L_K'), then phase 2, each a contiguous run of epochs.
     phases = pilib.history_["phase"]
-    assert phases[0] == "gates" and phases[-1] == "retrain"
-    assert phases.index("retrain") == phases.count("gates")
+    order = ["warmup", "gates", "retrain"]
+    assert [p for i, p in enumerate(phases) if i == 0 or phases[i - 1] != p] == order
     # Accuracy: far better than the variance, and better than the same model without blocks.
     _, _, X_test, y_test = pairs
     mse = np.mean((pilib.predict(X_test) - y_test) ** 2)
@@ -158,13 +158,19 @@ def test_nit_finds_the_pairs_and_names_dataframe_columns(nit, pairs):
 def test_phase_one_cap_warns_and_still_bounds_the_order():
     X, y = _pairs_data(1, n=400)
     est = PiLiBRegressor(
-        n_blocks=3, block_layers=(4,), max_order=1, phase1_epochs=2, epochs=2, random_state=1
+        n_blocks=3,
+        block_layers=(4,),
+        max_order=1,
+        warmup_epochs=1,
+        phase1_epochs=2,
+        epochs=2,
+        random_state=1,
     )
     with pytest.warns(GateOrderWarning, match="phase1_epochs=2"):
         est.fit(X, y)
     assert est.block_order_.max() <= 1
-    # Phase 1 stopped at its cap of 2 epochs, then phase 2 ran its 2 epochs.
-    assert len(est.history_["phase"]) == 4 and est.history_["phase"][-1] == "retrain"
+    # Warm-up 1 epoch, phase 1 stopped at its cap of 2 epochs, then phase 2 ran its 2 epochs.
+    assert len(est.history_["phase"]) == 5 and est.history_["phase"][-1] == "retrain"
 
 
 def _small(cls, **kw):
@@ -224,6 +230,8 @@ def test_a_trial_trained_in_a_batch_equals_the_trial_alone():
         {"gate_lr_scale": 0.0},
         {"init_prob": 1.0},
         {"phase1_epochs": 0},
+        {"warmup_epochs": -1},
+        {"init_scale": 0.0},
     ],
 )
 def test_bad_hyper_parameters_raise_one_line(bad):

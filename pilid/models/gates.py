@@ -145,7 +145,7 @@ def nit_order_penalty(
     gamma: float = GAMMA,
     zeta: float = ZETA,
 ) -> torch.Tensor:
-    """NIT's L_K (Tsang et al. 2018, Eq. 5) per trial: max(max_i k_i - K, 0) + lam * mean_i k_i."""
+    """NIT's L_K (Tsang et al. 2018) per trial: max(max_i k_i - K, 0) + lam * mean_i k_i."""
     k = expected_order(log_alpha, beta, gamma, zeta)
     excess = (k.max(-1).values - max_order).clamp(min=0.0)
     return excess + lam * k.mean(-1)

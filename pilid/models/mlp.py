@@ -9,8 +9,9 @@ Every weight carries a leading trial dimension T, ``W^l`` is (T, p_(l-1), p_l), 
 W^l ~ N(0, sigma^2) and b^l = 0 (``sigma=None``: He-normal scale sqrt(2 / fan_in) per layer,
 which keeps a deep ReLU net's signal alive at the start). Algorithm 1 leaves the output layer
 (w^y, b^y) unspecified; it starts at zero here, so that before the first training step the
-model's output is exactly the additive component's (the least-squares fit with ``init="lstsq"``). Trial t's weights are drawn
-from its own generator, so a trial's start does not depend on how many trials share the batch.
+model's output is exactly the additive component's (the least-squares fit with
+``init="lstsq"``). Trial t's weights are drawn from its own generator, so a trial's start does
+not depend on how many trials share the batch.
 """
 
 from __future__ import annotations

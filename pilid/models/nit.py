@@ -6,15 +6,17 @@ the main effects as well as the interactions:
 
     U(y) = b + sum_i g_i(x * z_i).
 
-Loss: the task loss plus Tsang et al.'s L_K (their Eq. 5),
+Loss: the task loss plus Tsang et al.'s L_K,
 
     L_K = max(max_i k_i - K, 0) + lambda0 * (1/B) sum_i k_i,
 
 with k_i the expected order of block i (`pilid.models.gates.nit_order_penalty`; Tsang's lambda
 is called `lambda0` here so that PiLiB and NIT share their hyper-parameter names). Training
-follows the same two phases as PiLiB (`pilid.models.pilib`): phase 1 with L_K until the block
-orders are <= K and the masks have settled (capped at `phase1_epochs`, with a warning if the order
-test still fails), phase 2 with the masks frozen, no L_K and the standard regularisation.
+follows the same schedule as PiLiB (`pilid.models.pilib`): a warm-up without L_K, phase 1 with
+L_K until the block orders are <= K and the masks have settled (capped at `phase1_epochs`, with a
+warning if the order test still fails), phase 2 with the masks frozen, no L_K and the standard
+regularisation. `interactions_()` reports a block of order >= 2 as an interaction only when its
+output is not additive in its features (NIT blocks often pair two main effects).
 """
 
 from __future__ import annotations
@@ -83,7 +85,8 @@ class NITBase(_BlockModel):
 
 _NIT_DOC = """
     Parameters (defaults work out of the box on a few thousand rows): n_blocks (B),
-    max_order (K), block_layers, lambda0 (Tsang's lambda), gate_lr_scale, phase1_epochs,
+    max_order (K), block_layers, lambda0 (Tsang's lambda), gate_lr_scale, warmup_epochs,
+    phase1_epochs,
     mask_patience, init_prob, init_scale, reg, lam and the training settings, all as in
     `pilid.models.pilib.PiLiBRegressor`. Fitted: block_features_, block_order_,
     block_importance_, block_share_, block_interaction_share_; `interactions_()`,

@@ -17,16 +17,23 @@ gradient).
 
 Training (Algorithm 2), each trial on its own:
 
+* Warm-up ("warmup", `warmup_epochs`, our addition): everything trains without the gate
+  penalty. With the penalty from the first step (Algorithm 2 as printed) the gates of blocks that
+  have not learned anything yet get no task gradient and close, and real interactions are lost
+  (measured with the defaults on 8 seeds of a 10-feature synthetic problem with two weak pairs:
+  6 of 8 kept exactly the true pairs without warm-up, 8 of 8 with 10 epochs; NIT without warm-up
+  lost a main effect in 2 of 4 seeds); `warmup_epochs=0` gives the paper's schedule.
 * Phase 1 ("gates"): everything trains with the gate penalty (the additive part, like the
   blocks' weights, with `lam * Omega`; the gates never get Omega). The phase ends when the
   maximum expected order max_i k_i <= K (the paper's test), the deterministic masks 1(z_det != 0)
-  that phase 2 will use also have at most K features per block, and those masks have not changed
-  for `mask_patience` epochs (our addition: the paper's test alone is often met while the gates
-  are still undecided, e.g. every gate at P = 0.5; letting the L0 pressure run until the masks
-  settle is what leaves exactly the interacting groups). It stops at `phase1_epochs` at the
-  latest; if the order test is still failing then, a `GateOrderWarning` says so and each block
-  keeps its K strongest gates. There is no early stopping in phase 1 (the target is the masks,
-  not the validation loss).
+  that phase 2 will use also have at most K features per block, every gate is decided
+  (P(z != 0) <= 0.1 or >= 0.9) and the masks have not changed for `mask_patience` epochs (our
+  addition: the paper's test alone is often met while the gates are undecided, e.g. every gate
+  at P = 0.5; letting the L0 pressure run until the masks settle is what leaves exactly the
+  interacting groups). It stops at `phase1_epochs` at the latest; if the order test is still
+  failing then, a `GateOrderWarning` says so and each block keeps its K strongest gates. There is
+  no early stopping in phase 1 (the target is the masks, not the validation loss). The gates
+  learn `gate_lr_scale` times faster than the weights (see `pilid.models.gates`).
 * Phase 2 ("retrain"): the masks are frozen as binary 0/1 gates (Algorithm 2, step 6), the penalty
   is dropped, and all other parameters train with the standard regularisation lam * Omega and
   early stopping on the validation loss (best weights restored).
@@ -435,8 +442,11 @@ _PILIB_DOC = """
         Algorithm 1 step 2).
     n_blocks: number of blocks B [20]; max_order: largest interaction order K [3];
         block_layers: hidden sizes of every block (each block is an MLP over its gated inputs).
-    lambda0: weight of the second term of L_K' (see `pilid.models.gates.pilib_order_penalty`).
+    lambda0: weight of the second term of L_K' (see `pilid.models.gates.pilib_order_penalty`);
+        larger values keep fewer, stronger interactions (1.0 already drops interactions that
+        explain a few percent of the variance).
     gate_lr_scale: the gates' learning rate relative to `lr` (log_alpha = gate_lr_scale * loc).
+    warmup_epochs: epochs without the gate penalty before phase 1 (0: Algorithm 2 as printed).
     phase1_epochs: cap on phase 1 (gate search); mask_patience: epochs the masks must stay
         unchanged (with max order <= K) before phase 2 starts; init_prob: initial P(gate != 0).
     init_scale: scale of the blocks' Gaussian weight init relative to He initialisation
