@@ -37,6 +37,23 @@ def test_ridge_solve_is_least_squares_per_trial():
         )
 
 
+def test_ridge_solve_survives_collinear_one_hot_columns_in_float32():
+    # A one-hot group sums to 1 (collinear with the intercept), as in bank's and bike's inputs:
+    # the float32 Gram matrix is indefinite, and the solve must still give least squares.
+    rng = np.random.default_rng(2)
+    levels = rng.integers(0, 4, size=3000)
+    one_hot = np.eye(4)[levels]
+    phi = np.concatenate([one_hot, one_hot[:, :2], rng.uniform(size=(3000, 3))], axis=1)
+    y = levels * 0.7 + phi[:, -1] + 0.1 * rng.normal(size=3000)
+    w, c = ridge_solve(
+        torch.as_tensor(phi[None], dtype=torch.float32),
+        torch.as_tensor(y[None], dtype=torch.float32),
+    )
+    pred = phi @ w[0].double().numpy() + c[0].item()
+    assert np.isfinite(pred).all()
+    np.testing.assert_allclose(pred, _lstsq_predict(phi, y, phi), atol=5e-3)
+
+
 def test_lstsq_init_gives_least_squares_predictions_before_training():
     X, y = _data()
     X_test, _ = _data(seed=1)

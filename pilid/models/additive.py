@@ -17,6 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pilid.errors import PilidError
+
 # Ridge term of the least-squares initialisation, relative to the mean diagonal of the Gram
 # matrix: small enough to leave a well-posed least-squares fit unchanged, large enough to make
 # collinear columns (e.g. a 0/1 feature cut into many pieces) solvable.
@@ -119,8 +121,19 @@ def ridge_solve(
     P = phi.shape[2]
     diag = torch.diagonal(gram, dim1=1, dim2=2)
     r = ridge * diag.mean(1).clamp_min(1e-12) + 1e-12
-    gram = gram + r[:, None, None] * torch.eye(P, dtype=gram.dtype, device=gram.device)
-    chol = torch.linalg.cholesky(gram)
+    eye = torch.eye(P, dtype=gram.dtype, device=gram.device)
+    # Collinear columns (one-hot groups, constant pieces) leave the float32 Gram matrix a little
+    # indefinite; a trial whose factorisation fails retries with a ten times larger ridge.
+    for _ in range(8):
+        chol, info = torch.linalg.cholesky_ex(gram + r[:, None, None] * eye)
+        failed = info > 0
+        if not bool(failed.any()):
+            break
+        r = torch.where(failed, r * 10.0, r)
+    else:
+        raise PilidError(
+            "the least-squares initialisation failed (singular features); use init='gaussian'"
+        )
     w = torch.cholesky_solve(rhs, chol).squeeze(-1)
     intercept = mean_y.squeeze(1).double() - (mean_phi.squeeze(1).double() * w).sum(1)
     return w.to(phi.dtype), intercept.to(phi.dtype)
