@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import matplotlib
@@ -120,6 +121,29 @@ def test_interaction_grid_recovers_the_joint_effect(pilib):
         pilib.interaction_grid("x0", "x3")
     with pytest.raises(PilidError):
         pilib.interaction_grid("x0", "nosuch")
+
+
+def test_interaction_grid_is_a_partial_dependence_over_the_other_features(pilib, pairs):
+    """A block that also sees x4: the grid averages it out over the rows of X."""
+    est = copy.deepcopy(pilib)
+    deep = est.module_.deep
+    users = [i for i in range(est.n_blocks) if est.block_features_[i, [0, 1]].all()]
+    with torch.no_grad():
+        deep.gates.mask[0, users[0], 4] = 1.0
+    est.block_features_ = deep.block_features()[0].numpy().copy()
+    X, _, _, _ = pairs
+    background = X[:25]
+    grid = est.interaction_grid("x0", "x1", n=3, X=background)
+    for a, b, value in grid.itertuples(index=False):
+        rows = background.copy()
+        rows[:, 0], rows[:, 1] = a, b
+        x = torch.as_tensor((rows - est.x_mean_) / est.x_scale_, dtype=torch.float32)[None]
+        with torch.no_grad():
+            g = deep.block_outputs(x)[0].double().numpy()[:, users]
+        expected = est.y_scale_ * (g.mean(0) - est.block_offset_[users]).sum()
+        assert value == pytest.approx(expected, abs=1e-5)
+    other = est.interaction_grid("x0", "x1", n=3, X=X[100:125])
+    assert not np.allclose(other["value"], grid["value"])
 
 
 def test_plot_interaction_draws_a_heat_map(pilib):
