@@ -32,7 +32,7 @@ format:
 TABLES ?= results/tables
 FIGURES ?= results/figures
 SMOKE_EXPERIMENTS ?= smoke_sim_regression smoke_sim_classification smoke_init_significance \
-	smoke_real_data smoke_skill_shapes
+	smoke_real_data smoke_skill_shapes smoke_spambase_interactions
 
 tables:
 	$(PYTHON) -m pilid.report tables --results $(RESULTS) --out $(TABLES)

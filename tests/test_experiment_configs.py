@@ -11,7 +11,14 @@ from omegaconf import OmegaConf
 from pilid.config import CONF_DIR, check_config, group_options
 from pilid.report.records import experiment_grid
 
-PAPER = ("sim_regression", "sim_classification", "init_significance", "real_data", "skill_shapes")
+PAPER = (
+    "sim_regression",
+    "sim_classification",
+    "init_significance",
+    "real_data",
+    "skill_shapes",
+    "spambase_interactions",
+)
 EXPERIMENTS = PAPER + tuple(f"smoke_{name}" for name in PAPER)
 GAMMAS = (1, 5, 10, 15, 20)
 SIM_METHODS = [("pilid", g, "lstsq") for g in GAMMAS] + [

@@ -289,3 +289,33 @@ def test_block_model_writes_its_interactions(tmp_path):
     names = set(make_split(_dataset(record), record["seed"]).feature_names)
     assert all(set(group.split(";")) <= names for group in blocks["features"] if group)
     assert (directory / "shapes-trial0.csv").exists()
+
+
+def test_block_model_interaction_grids_are_stored_in_original_units(tmp_path):
+    """Figure 5's artefacts: one grid per pair of every order>=2 block, mapped to original units."""
+    from types import SimpleNamespace
+
+    from pilid.experiments.runner import _write_artefacts, artefact_frames
+
+    class Blocks:  # the two methods the runner reads from a fitted block model
+        def interactions_(self, min_order=1):
+            return [("a", "b", "c")] if min_order == 2 else [("a",), ("a", "b", "c")]
+
+        def interaction_grid(self, i, j, n=50):
+            x = np.linspace(-1.0, 1.0, n)
+            A, B = np.meshgrid(x, x, indexing="ij")
+            return pd.DataFrame({"x_a": A.ravel(), "x_b": B.ravel(), "value": (A * B).ravel()})
+
+    split = SimpleNamespace(
+        feature_names=["a", "b", "c"],
+        x_scale=np.array([2.0, 3.0, 4.0]),
+        x_offset=np.array([10.0, 20.0, 30.0]),
+    )
+    frames = artefact_frames(Blocks(), split)
+    _write_artefacts(tmp_path, 7, frames)
+    stored = sorted(p.name for p in tmp_path.glob("interaction-grid-*.csv"))
+    assert stored == [f"interaction-grid-trial7-{a}__{b}.csv" for a, b in ("ab", "ac", "bc")]
+    grid = pd.read_csv(tmp_path / "interaction-grid-trial7-b__c.csv")
+    assert grid["x_a"].min() == pytest.approx(20.0 - 3.0) and grid["x_a"].max() == 23.0
+    assert grid["x_b"].min() == pytest.approx(30.0 - 4.0) and grid["x_b"].max() == 34.0
+    np.testing.assert_allclose(grid["value"], ((grid["x_a"] - 20) / 3) * ((grid["x_b"] - 30) / 4))

@@ -296,6 +296,30 @@ def artefact_frames(estimator, split) -> dict[str, Any]:
             for group in estimator.interactions_()
         ]
         frames["interactions"] = pd.DataFrame({"block": range(len(groups)), "features": groups})
+    if hasattr(estimator, "interaction_grid"):
+        frames.update(_interaction_grids(estimator, split))
+    return frames
+
+
+MAX_GRID_PAIRS = 8  # interaction grids stored per trial (the pairs of the strongest blocks)
+
+
+def _interaction_grids(estimator, split) -> dict[str, Any]:
+    """Figure 5's data: the joint effect of each feature pair that a block of order >= 2 uses,
+    on a 50 x 50 grid in original units, as ``interaction-grid-trial<k>-<a>__<b>.csv``."""
+    from itertools import combinations
+
+    names = list(split.feature_names)
+    pairs: list[tuple[int, int]] = []
+    for group in estimator.interactions_(min_order=2):
+        index = sorted(_feature_index(_as_tuple(group), names).tolist())
+        pairs.extend(p for p in combinations(index, 2) if p not in pairs)
+    frames: dict[str, Any] = {}
+    for a, b in pairs[:MAX_GRID_PAIRS]:
+        grid = estimator.interaction_grid(a, b).copy()
+        grid["x_a"] = grid["x_a"] * split.x_scale[a] + split.x_offset[a]
+        grid["x_b"] = grid["x_b"] * split.x_scale[b] + split.x_offset[b]
+        frames[f"interaction-grid-trial{{trial}}-{names[a]}__{names[b]}"] = grid
     return frames
 
 
@@ -326,8 +350,9 @@ def _write_artefacts(directory: Path, trial: int, frames: dict[str, Any]) -> Non
         return
     directory.mkdir(parents=True, exist_ok=True)
     for kind, frame in frames.items():
-        target = directory / f"{kind}-trial{trial}.csv"
-        temporary = directory / f".{kind}-trial{trial}.csv.{os.getpid()}.tmp"
+        name = kind.format(trial=trial) if "{trial}" in kind else f"{kind}-trial{trial}"
+        target = directory / f"{name}.csv"
+        temporary = directory / f".{name}.csv.{os.getpid()}.tmp"
         frame.to_csv(temporary, index=False)
         os.replace(temporary, target)
 
