@@ -319,3 +319,18 @@ def test_block_model_interaction_grids_are_stored_in_original_units(tmp_path):
     assert grid["x_a"].min() == pytest.approx(20.0 - 3.0) and grid["x_a"].max() == 23.0
     assert grid["x_b"].min() == pytest.approx(30.0 - 4.0) and grid["x_b"].max() == 34.0
     np.testing.assert_allclose(grid["value"], ((grid["x_a"] - 20) / 3) * ((grid["x_b"] - 30) / 4))
+
+
+def test_n_jobs_auto_picks_workers_per_device():
+    from pilid.errors import PilidError
+    from pilid.experiments.runner import resolve_n_jobs
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert resolve_n_jobs("auto", True, "cpu", 20) == min(cores, 20)
+    assert resolve_n_jobs("auto", True, "cpu", 1) == 1  # one trial: no worker to spare
+    assert resolve_n_jobs("auto", True, "cuda:0", 20) == 1  # the whole ensemble on the GPU
+    assert resolve_n_jobs("auto", False, "cpu", 20) == 1  # baselines parallelise inside
+    assert resolve_n_jobs(3, True, "cpu", 20) == 3
+    for bad in (0, -1, "many", 2.5, True):
+        with pytest.raises(PilidError, match="train.n_jobs"):
+            resolve_n_jobs(bad, True, "cpu", 20)

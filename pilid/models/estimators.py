@@ -209,7 +209,7 @@ class NeuralEstimator(BaseEstimator):
             if j >= X.shape[1]:
                 continue
             col = X.iloc[:, j]
-            codes = pd.Categorical(col, categories=cats).codes.astype(np.float64)
+            codes = pd.Index(cats).get_indexer(col).astype(np.float64)  # -1: unseen or NaN
             bad = codes < 0
             if bad.any():
                 if col.isna().to_numpy()[bad].any():
