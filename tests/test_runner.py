@@ -298,7 +298,8 @@ def test_block_model_interaction_grids_are_stored_in_original_units(tmp_path):
     from pilid.experiments.runner import _write_artefacts, artefact_frames
 
     class Blocks:  # the two methods the runner reads from a fitted block model
-        def interactions_(self, min_order=1):
+        def interactions_(self, min_order=1, min_interaction=0.05):
+            assert min_interaction == 0.0 or min_order == 1
             return [("a", "b", "c")] if min_order == 2 else [("a",), ("a", "b", "c")]
 
         def interaction_grid(self, i, j, n=50):

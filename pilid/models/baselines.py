@@ -118,6 +118,17 @@ def _proba_from_logit(z: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------------------------
 
 
+class _LogitClassifierMixin(ClassifierMixin):
+    """Binary classifier whose `decision_function` is the logit: probabilities and labels."""
+
+    def predict_proba(self, X) -> np.ndarray:
+        return _proba_from_logit(self.decision_function(X))
+
+    def predict(self, X) -> np.ndarray:
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
+
+
 class SVMClassifier(SVC):
     """scikit-learn's `SVC` (RBF kernel by default) with `predict_proba` = sigmoid(margin).
 
@@ -274,7 +285,7 @@ class GAMRegressor(RegressorMixin, _GAMBase):
         return self._linear_predictor(X)
 
 
-class GAMClassifier(ClassifierMixin, _GAMBase):
+class GAMClassifier(_LogitClassifierMixin, _GAMBase):
     """GAM binary classification logit P(y=1|x) = b + sum_j f_j(x_j): pygam `LogisticGAM`.
 
     Parameters as `GAMRegressor`; smoothing is chosen by UBRE (pygam's objective for a known
@@ -294,13 +305,6 @@ class GAMClassifier(ClassifierMixin, _GAMBase):
 
     def decision_function(self, X) -> np.ndarray:
         return self._linear_predictor(X)
-
-    def predict_proba(self, X) -> np.ndarray:
-        return _proba_from_logit(self.decision_function(X))
-
-    def predict(self, X) -> np.ndarray:
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(int)]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -435,7 +439,7 @@ class GA2MRegressor(RegressorMixin, _GA2MBase):
         return np.asarray(self.ebm_.predict(X), dtype=np.float64)
 
 
-class GA2MClassifier(ClassifierMixin, _GA2MBase):
+class GA2MClassifier(_LogitClassifierMixin, _GA2MBase):
     """GA2M binary classification (Lou et al. 2013) via `ExplainableBoostingClassifier`.
 
     `decision_function` is the additive logit; `predict_proba[:, 1]` is P(classes_[1]).
@@ -455,13 +459,6 @@ class GA2MClassifier(ClassifierMixin, _GA2MBase):
     def decision_function(self, X) -> np.ndarray:
         X = self._X(X)
         return np.asarray(self.ebm_.decision_function(X), dtype=np.float64)
-
-    def predict_proba(self, X) -> np.ndarray:
-        return _proba_from_logit(self.decision_function(X))
-
-    def predict(self, X) -> np.ndarray:
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(int)]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -618,7 +615,7 @@ class GARegressor(RegressorMixin, _GABase):
         return self._student_output(X)
 
 
-class GAClassifier(ClassifierMixin, _GABase):
+class GAClassifier(_LogitClassifierMixin, _GABase):
     """GA by distillation (Tan et al. 2018), classification: the student fits the teacher's logits.
 
     `decision_function` is the student's additive logit; `predict_proba[:, 1]` its sigmoid.
@@ -635,10 +632,3 @@ class GAClassifier(ClassifierMixin, _GABase):
 
     def decision_function(self, X) -> np.ndarray:
         return self._student_output(X)
-
-    def predict_proba(self, X) -> np.ndarray:
-        return _proba_from_logit(self.decision_function(X))
-
-    def predict(self, X) -> np.ndarray:
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(int)]
