@@ -177,14 +177,22 @@ def test_kill_mid_run_then_rerun_records_every_trial_once(tmp_path):
     command = [sys.executable, "-m", "pilid.run", *args, f"results_dir={tmp_path / 'results'}"]
     command.append(f"hydra.run.dir={tmp_path / 'hydra'}")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # its own process group, as a job under a scheduler or a shell: SIGKILL reaches the runner and
+    # the worker processes it trains trials in (train.n_jobs=auto)
+    process = subprocess.Popen(
+        command,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and process.poll() is None:
         if path.exists() and path.read_bytes().count(b"\n") >= 2:
             break
         time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    process.communicate()
+    os.killpg(process.pid, signal.SIGKILL)
+    process.communicate(timeout=60)
     killed_at = len(_lines(tmp_path))
     assert 2 <= killed_at < trials, "the run should have been killed in the middle"
 
