@@ -121,6 +121,11 @@ def _proba_from_logit(z: np.ndarray) -> np.ndarray:
 class _LogitClassifierMixin(ClassifierMixin):
     """Binary classifier whose `decision_function` is the logit: probabilities and labels."""
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
     def predict_proba(self, X) -> np.ndarray:
         return _proba_from_logit(self.decision_function(X))
 
@@ -294,11 +299,6 @@ class GAMClassifier(_LogitClassifierMixin, _GAMBase):
 
     _pygam_class = "LogisticGAM"
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64)
         return self._fit_gam(X, _binary_target(self, y))
@@ -446,11 +446,6 @@ class GA2MClassifier(_LogitClassifierMixin, _GA2MBase):
     """
 
     _ebm_class = "ExplainableBoostingClassifier"
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64)
@@ -620,11 +615,6 @@ class GAClassifier(_LogitClassifierMixin, _GABase):
 
     `decision_function` is the student's additive logit; `predict_proba[:, 1]` its sigmoid.
     """
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64)
