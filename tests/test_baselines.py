@@ -263,3 +263,19 @@ def test_every_baseline_learns_a_small_synthetic_classification_task(name):
     assert auc > 0.75  # noise 0.5 on a unit-variance score: the Bayes AUC is about 0.89
     proba = model.predict_proba(split.X_test)  # the contract every classifier keeps
     assert proba.shape == (len(split.y_test), 2) and np.allclose(proba.sum(axis=1), 1.0)
+
+
+def test_gam_classifier_survives_one_extreme_value():
+    """skill's TotalHours has one value of 1,000,000: pygam's evenly spaced knots put every
+    other row in the first piece and every lam of the grid failed; clipping spline columns to
+    their training 0.1-99.9% quantiles fixes it."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 3))
+    X[0, 0] = 1e6 / 40.0  # the outlier, standardised as make_split would leave it
+    logit = np.sin(2 * X[:, 1]) + X[:, 2] + 0.5 * np.clip(X[:, 0], -3, 3)
+    y = (rng.uniform(size=1500) < 1 / (1 + np.exp(-logit))).astype(int)
+    est = GAMClassifier(lam_grid=(0.1, 10.0)).fit(X, y)
+    proba = est.predict_proba(X)[:, 1]
+    assert np.isfinite(proba).all()
+    assert roc_auc_score(y, proba) > 0.7
+    assert est.clip_high_[0] < 10  # the outlier does not set the knots

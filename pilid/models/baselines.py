@@ -158,6 +158,9 @@ class SVMClassifier(SVC):
 # ----------------------------------------------------------------------------------------------
 
 
+CLIP_QUANTILE = 0.001  # spline columns are clipped to their training 0.1% and 99.9% quantiles
+
+
 class _GAMBase(BaseEstimator):
     """Shared fitting code of the GAM adapter (Hastie & Tibshirani 1986; Lou et al. 2012).
 
@@ -248,6 +251,13 @@ class _GAMBase(BaseEstimator):
         gam = getattr(pygam, self._pygam_class)(
             self._terms(X), max_iter=int(self.max_iter), tol=float(self.tol), verbose=False
         )
+        # pygam spaces the spline knots evenly over each column's range: one extreme value (skill's
+        # TotalHours = 1,000,000) leaves almost every row in the first piece and every fit fails.
+        # Spline columns are clipped to their training 0.1-99.9% quantiles, here and at predict.
+        spline = self.term_kinds_ == "spline"
+        self.clip_low_ = np.where(spline, np.quantile(X, CLIP_QUANTILE, axis=0), -np.inf)
+        self.clip_high_ = np.where(spline, np.quantile(X, 1 - CLIP_QUANTILE, axis=0), np.inf)
+        X = np.clip(X, self.clip_low_, self.clip_high_)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             # Separable classes drive pygam's IRLS weights to 0/inf along the way; the chosen
             # model is still finite. Its warnings say nothing the user can act on.
@@ -256,7 +266,13 @@ class _GAMBase(BaseEstimator):
                 gam.lam = float(lams[0])
                 gam.fit(X, y)
             else:
-                gam.gridsearch(X, y, lam=lams, progress=bool(self.verbose))
+                try:
+                    gam.gridsearch(X, y, lam=lams, progress=bool(self.verbose))
+                except AttributeError as error:  # pygam: no lam of the grid gave a model
+                    raise PilidError(
+                        f"the GAM failed to fit for every lam in {lams.tolist()}; try a "
+                        "different lam_grid or fewer n_splines"
+                    ) from error
         self.gam_ = gam
         self.n_iter_ = len(gam.logs_.get("diffs", ()))
         self.lam_ = float(np.ravel(gam.lam[0])[0])
@@ -265,6 +281,7 @@ class _GAMBase(BaseEstimator):
     def _linear_predictor(self, X) -> np.ndarray:
         check_is_fitted(self, "gam_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = np.clip(X, self.clip_low_, self.clip_high_)
         return np.asarray(self.gam_._linear_predictor(X), dtype=np.float64)
 
 
