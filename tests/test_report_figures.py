@@ -224,3 +224,22 @@ def test_fidelity_table_is_built_when_shapes_are_stored(results):
     check_latex(fidelity.to_latex())
     expected = shapes.fidelity_frame(synthetic, root, evaluator=_truth_for)
     assert lstsq.mean == pytest.approx(expected[expected["init"] == "lstsq"]["value"].mean())
+
+
+def test_true_shapes_of_a_record_equal_the_generated_data_sets():
+    from pilid.data import load_dataset
+
+    data = {
+        "name": "synthetic",
+        "task": "classification",
+        "N": 300,
+        "m": 4,
+        "n_interactions": 2,
+        "noise": 0.3,
+        "data_seed": 7,
+    }
+    truth = shapes.true_shapes_of(data)
+    expected = load_dataset("synthetic", **{k: v for k, v in data.items() if k != "name"})
+    X = np.random.default_rng(0).uniform(size=(50, 4))
+    np.testing.assert_array_equal(truth.functions(X), expected.true_shapes.functions(X))
+    np.testing.assert_array_equal(truth.interactions(X), expected.true_shapes.interactions(X))

@@ -76,30 +76,34 @@ def interpolate(shape: pd.DataFrame, grid: np.ndarray) -> np.ndarray:
 
 
 def centred_r2(learned, true) -> float:
-    """R^2 of a learned shape against the true one after centring both on the grid:
-    ``1 - sum((l - mean l) - (t - mean t))^2 / sum((t - mean t)^2)``."""
-    learned = np.asarray(learned, dtype=float)
-    true = np.asarray(true, dtype=float)
-    residual = (learned - learned.mean()) - (true - true.mean())
-    total = np.sum((true - true.mean()) ** 2)
-    if total <= 0:
-        return float("nan")
-    return float(1.0 - np.sum(residual**2) / total)
+    """R^2 of a learned shape against the true one after centring both on the grid
+    (`pilid.models.fidelity.shape_fidelity` for one feature; NaN for a flat true shape)."""
+    from pilid.models.fidelity import shape_fidelity
+
+    learned = np.asarray(learned, dtype=float).reshape(-1, 1)
+    true = np.asarray(true, dtype=float).reshape(-1, 1)
+    return float(shape_fidelity(learned, true)[0][0])
 
 
 # -- true synthetic shapes ------------------------------------------------------------------------
 @lru_cache(maxsize=64)
-def _synthetic(data_json: str):
-    from pilid.data import load_dataset
+def _true_shapes(data_json: str):
+    """The truth of a synthetic data config: only its truth-defining options reach
+    `make_true_shapes` (the truth depends on `data_seed` and m, not on N, noise or the task), so
+    no data set is drawn."""
+    import inspect
+
+    from pilid.data.synthetic import make_true_shapes
 
     options = json.loads(data_json)
-    options.pop("name", None)
-    return load_dataset("synthetic", **options)
+    options["seed"] = options.pop("data_seed", 0)
+    accepted = inspect.signature(make_true_shapes).parameters
+    return make_true_shapes(**{k: v for k, v in options.items() if k in accepted})
 
 
-def synthetic_dataset(data: dict):
-    """The synthetic ``Dataset`` of a record's ``data`` config (cached; its ``true_shapes``)."""
-    return _synthetic(json.dumps(dict(data), sort_keys=True))
+def true_shapes_of(data: dict):
+    """The `TrueShapes` of a record's synthetic ``data`` config (cached)."""
+    return _true_shapes(json.dumps(dict(data), sort_keys=True))
 
 
 class TrueShapeEvaluator:
@@ -122,8 +126,8 @@ class TrueShapeEvaluator:
 
 def evaluator_for(data: dict) -> TrueShapeEvaluator:
     """The true-shape evaluator of the synthetic data set a record was run on."""
-    dataset = synthetic_dataset(data)
-    return TrueShapeEvaluator(dataset.true_shapes, dataset.feature_names)
+    truth = true_shapes_of(data)
+    return TrueShapeEvaluator(truth, truth.feature_names)
 
 
 def trial_fidelity(shapes: pd.DataFrame, truth: Callable[[str, np.ndarray], np.ndarray]) -> float:
