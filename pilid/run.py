@@ -22,13 +22,16 @@ def _fail(error: Exception) -> None:
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def main(cfg: DictConfig) -> float | None:
     """Run one setting (all its trials) and print the summary line."""
+    from pilid.experiments.runner import RunInterrupted, run_setting
+
     try:
         check_config(cfg)
-        from pilid.experiments.runner import run_setting
-
         summary = run_setting(cfg)
     except PilidError as error:
         _fail(error)
+    except RunInterrupted as stop:  # SIGINT / SIGTERM: finished trials are kept
+        print(f"pilid: {stop}", file=sys.stderr, flush=True)
+        sys.exit(stop.exit_code)
     print(summary.line, flush=True)
     return summary.mean
 

@@ -1,8 +1,9 @@
 """The four UCI loaders against the raw files, their errors, and the Hydra ``data=`` options.
 
 The real files are read from ``$PILID_DATA_DIR`` (CI: ../shared/data/uci); tests that need them
-skip, with the reason, when it is absent. Nothing here touches the network: ``files._fetch`` is
-replaced for every test.
+skip, with the reason, when it is absent (the ``uci_dir`` fixture skips before any load). Nothing
+here touches the network, although the loaders download a missing file by default:
+``files._fetch`` and ``socket.socket`` refuse in every test.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import io
 import logging
 import os
 import shutil
+import socket
 import zipfile
 from pathlib import Path
 
@@ -27,12 +29,21 @@ CONF = Path(__file__).resolve().parents[1] / "conf"
 UCI_NAMES = ("bike", "bank", "spambase", "skill")
 
 
+class _NoSocket(socket.socket):
+    def __init__(self, *args, **kwargs):
+        raise AssertionError("a test opened a network socket")
+
+
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch):
+    """``download=True`` is the loaders' default: no test may reach the network, even by a
+    path that bypasses ``files._fetch``."""
+
     def refuse(url, timeout=60.0):
         raise AssertionError(f"test tried to download {url}")
 
     monkeypatch.setattr(files, "_fetch", refuse)
+    monkeypatch.setattr(socket, "socket", _NoSocket)
 
 
 @pytest.fixture(scope="module")
@@ -162,23 +173,24 @@ def test_loading_is_fast_and_repeated_checksums_are_cached(uci_dir, monkeypatch)
 
 def test_missing_file_says_where_to_put_it(tmp_path):
     with pytest.raises(DataFileError) as error:
-        load_dataset("bike", data_dir=tmp_path)
+        load_dataset("bike", data_dir=tmp_path, download=False)
     message = str(error.value)
     assert str(tmp_path / "bike" / "hour.csv") in message
     assert "PILID_DATA_DIR" in message and "download=True" in message and "\n" not in message
+    assert "data.download=true" in message  # the command-line form too
 
 
 def test_data_dir_precedence(tmp_path, monkeypatch):
     arg, env, home = tmp_path / "arg", tmp_path / "env", tmp_path / "home"
     monkeypatch.setenv("PILID_DATA_DIR", str(env))
     with pytest.raises(DataFileError, match=str(arg / "skillcraft")):
-        load_dataset("skill", data_dir=arg)
+        load_dataset("skill", data_dir=arg, download=False)
     with pytest.raises(DataFileError, match=str(env / "skillcraft")):
-        load_dataset("skill")
+        load_dataset("skill", download=False)
     monkeypatch.delenv("PILID_DATA_DIR")
     monkeypatch.setenv("HOME", str(home))
     with pytest.raises(DataFileError, match=str(home / ".cache" / "pilid" / "skillcraft")):
-        load_dataset("skill", data_dir=None)
+        load_dataset("skill", data_dir=None, download=False)
     assert files.resolve_data_dir("~/x") == home / "x"
 
 
@@ -200,7 +212,7 @@ def test_checksum_mismatch(uci_dir, tmp_path):
         load_dataset("bike", data_dir=tmp_path)
     message = str(error.value)
     assert str(path) in message and "e03de4ee4ef4" in message and actual[:12] in message
-    assert "verify=False" in message and "\n" not in message
+    assert "verify=False" in message and "data.verify=false" in message and "\n" not in message
     edited = load_dataset("bike", data_dir=tmp_path, verify=False)
     assert edited.X["season"].iloc[0] == 2.0
 
@@ -289,8 +301,9 @@ def test_download_rejects_a_bad_archive_or_member(tmp_path, monkeypatch):
     assert "813ac1df8eff" in str(error.value) and "\n" not in str(error.value)
     raw = files.RAW_FILES["spambase"]
     monkeypatch.setitem(files.RAW_FILES, "spambase", dataclasses.replace(raw, archive_sha256=None))
-    with pytest.raises(DataFileError, match="spambase.data from .* fails its sha256"):
+    with pytest.raises(DataFileError, match="spambase.data from .* fails its sha256") as error:
         load_dataset("spambase", data_dir=tmp_path, download=True)
+    assert "verify=False (on the command line: data.verify=false)" in str(error.value)
     assert not (tmp_path / "spambase/spambase.data").exists()
     monkeypatch.setattr(files, "_fetch", lambda url, timeout=60.0: _zip({"other.csv": b"1"}))
     with pytest.raises(DataFileError, match="holds no spambase.data"):
@@ -302,9 +315,10 @@ def test_download_network_failure_is_one_line(tmp_path, monkeypatch):
         raise OSError("network unreachable")
 
     monkeypatch.setattr(files, "_fetch", offline)
-    with pytest.raises(DataFileError, match="could not download .*hour.csv") as error:
+    with pytest.raises(DataFileError, match="downloading .* failed .network unreachable.") as error:
         load_dataset("bike", data_dir=tmp_path, download=True)
     assert str(tmp_path / "bike" / "hour.csv") in str(error.value)
+    assert "\n" not in str(error.value)
 
 
 # --------------------------------------------------------------------------- API and Hydra

@@ -422,4 +422,4 @@ def test_cli_writes_tables_and_fails_with_one_line(tmp_path, capsys):
     assert any("0.3050" in cell for row in body for cell in row)
     assert report_main(["tables", "--results", str(tmp_path / "none"), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("pilid.report: error: no records found")
+    assert err == [err[-1]] and err[-1].startswith("pilid: error: no records found")

@@ -3,7 +3,9 @@
 ``load_dataset(name, data_dir=None, **options) -> Dataset`` and
 ``make_split(dataset, seed, test_size=0.2) -> Split``. Names: ``synthetic`` (Section 4.1) and the
 UCI datasets ``bike``, ``bank``, ``spambase``, ``skill`` (Section 4.2). The UCI files are read from
-``data_dir``, else ``$PILID_DATA_DIR``, else ``~/.cache/pilid`` (one sub-folder per dataset).
+``data_dir``, else ``$PILID_DATA_DIR``, else ``~/.cache/pilid`` (one sub-folder per dataset); a
+missing one is downloaded there from UCI's official archive on first use and checked
+(``download=False`` / ``data.download=false`` turns that off).
 """
 
 from __future__ import annotations

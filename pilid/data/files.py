@@ -1,4 +1,4 @@
-"""Raw UCI files: where they live, their SHA-256, an optional verified download, a strict reader.
+"""Raw UCI files: where they live, their SHA-256, a verified first-use download, a strict reader.
 
 The files are kept exactly as UCI ships them (see ``../shared/data/uci/README.md``), one
 sub-folder per dataset. Every problem with a file (missing, wrong checksum, truncated, malformed)
@@ -8,11 +8,15 @@ raises :class:`pilid.errors.DataFileError` with one line that names the file and
 from __future__ import annotations
 
 import csv
+import fcntl
 import hashlib
+import http.client
 import io
 import logging
 import os
+import sys
 import tempfile
+import urllib.error
 import urllib.request
 import warnings
 import zipfile
@@ -99,23 +103,31 @@ def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
     return Path(os.path.expandvars(str(data_dir))).expanduser()
 
 
-def locate(raw: RawFile, data_dir: Path, download: bool = False, verify: bool = True) -> Path:
+def locate(raw: RawFile, data_dir: Path, download: bool = True, verify: bool = True) -> Path:
     """Path of ``raw`` under ``data_dir`` (``<folder>/<file>``, or the file directly in it).
 
-    Missing: download the official archive when ``download`` is true, else raise one line saying
-    where to put the file.
+    Missing: download the official archive into ``data_dir`` when ``download`` is true (once:
+    the file is kept there), else raise one line saying where to put the file.
     """
     expected = data_dir / raw.folder / raw.filename
-    for candidate in (expected, data_dir / raw.filename):
-        if candidate.is_file():
-            return candidate
+    found = _existing(raw, data_dir)
+    if found is not None:
+        return found
     if download:
         return download_file(raw, data_dir, verify=verify)
     raise DataFileError(
         f"missing data file {raw.relpath()} for dataset {raw.dataset!r}: put {raw.filename} "
         f"(from the UCI archive {raw.url}) at {expected}; the data directory is data_dir=, "
-        f"else ${DATA_DIR_ENV}, else {DEFAULT_DATA_DIR}; or pass download=True to fetch it"
+        f"else ${DATA_DIR_ENV}, else {DEFAULT_DATA_DIR}; or pass download=True (on the command "
+        "line: data.download=true) to fetch it"
     )
+
+
+def _existing(raw: RawFile, data_dir: Path) -> Path | None:
+    for candidate in (data_dir / raw.folder / raw.filename, data_dir / raw.filename):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 # --------------------------------------------------------------------------- checksums
@@ -146,7 +158,8 @@ def verify_file(path: Path, expected: str) -> None:
     if actual != expected:
         raise DataFileError(
             f"{path} fails its sha256 check (expected {expected[:12]}..., got {actual[:12]}...): "
-            "replace it with the original UCI file, or pass verify=False to use it anyway"
+            "replace it with the original UCI file, or pass verify=False (on the command line: "
+            "data.verify=false) to use it anyway"
         )
 
 
@@ -175,19 +188,58 @@ def _find_member(archive: zipfile.ZipFile, filename: str, depth: int = 0) -> byt
     return None
 
 
+def _reason(error: BaseException) -> str:
+    """A short, one-line reason for a failed fetch (``HTTP 404 Not Found``, ``timed out``)."""
+    if isinstance(error, urllib.error.HTTPError):
+        text = f"HTTP {error.code} {error.reason}"
+    else:
+        if isinstance(error, urllib.error.URLError):
+            error = error.reason if isinstance(error.reason, BaseException) else error
+        strerror = getattr(error, "strerror", None)
+        text = strerror if strerror else (str(getattr(error, "reason", "") or error))
+    return " ".join(str(text).split()) or type(error).__name__
+
+
 def download_file(raw: RawFile, data_dir: Path, verify: bool = True) -> Path:
     """Fetch UCI's official zip for ``raw``, check it, extract the file into ``<folder>/``.
 
-    The zip's SHA-256 is checked where a published value exists, and the extracted file's
-    SHA-256 is checked unless ``verify`` is false. The file is written atomically.
+    Says so in one line (stderr and the ``pilid.data`` logger at INFO). The zip's SHA-256 is
+    checked where a published value exists, and the extracted file's SHA-256 is checked unless
+    ``verify`` is false. The file is written atomically; concurrent loaders (parallel workers)
+    wait on a lock file so that the archive is fetched once.
     """
     target = data_dir / raw.folder / raw.filename
-    log.info("downloading %s for %r from %s", raw.filename, raw.dataset, raw.url)
     try:
-        payload = _fetch(raw.url)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lock = os.open(target.parent / f".{raw.filename}.lock", os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as error:
         raise DataFileError(
-            f"could not download {raw.url} ({error}); put {raw.filename} at {target} by hand"
+            f"missing data file {raw.relpath()} for dataset {raw.dataset!r}, and it cannot be "
+            f"downloaded into {target.parent} ({error.strerror or error}): put {raw.filename} "
+            f"(from the UCI archive {raw.url}) at {target} by hand, or set data_dir (or "
+            f"${DATA_DIR_ENV}) to a writable directory"
+        ) from error
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        found = _existing(raw, data_dir)  # another process fetched it while we waited
+        if found is not None:
+            return found
+        return _download(raw, target, verify)
+    finally:
+        os.close(lock)  # releases the lock
+
+
+def _download(raw: RawFile, target: Path, verify: bool) -> Path:
+    message = f"downloading {raw.dataset} from {raw.url} into {target.parent} (one time)"
+    log.info("%s", message)
+    print(f"pilid: {message}", file=sys.stderr, flush=True)
+    try:
+        payload = _fetch(raw.url)
+    except (OSError, http.client.HTTPException) as error:  # URLError, timeouts, resets
+        raise DataFileError(
+            f"missing data file {raw.relpath()} for dataset {raw.dataset!r}, and downloading "
+            f"{raw.url} failed ({_reason(error)}): put {raw.filename} (from that UCI archive) at "
+            f"{target}, or retry with a working internet connection"
         ) from error
     if verify and raw.archive_sha256 is not None:
         actual = hashlib.sha256(payload).hexdigest()
@@ -195,7 +247,8 @@ def download_file(raw: RawFile, data_dir: Path, verify: bool = True) -> Path:
             raise DataFileError(
                 f"downloaded {raw.url} fails its sha256 check (expected "
                 f"{raw.archive_sha256[:12]}..., got {actual[:12]}...); put {raw.filename} at "
-                f"{target} by hand, or pass verify=False"
+                f"{target} by hand, or pass verify=False (on the command line: "
+                "data.verify=false) to use the download anyway"
             )
     try:
         with zipfile.ZipFile(io.BytesIO(payload)) as archive:
@@ -214,10 +267,17 @@ def download_file(raw: RawFile, data_dir: Path, verify: bool = True) -> Path:
         if actual != raw.sha256:
             raise DataFileError(
                 f"{raw.filename} from {raw.url} fails its sha256 check (expected "
-                f"{raw.sha256[:12]}..., got {actual[:12]}...); pass verify=False to use it anyway"
+                f"{raw.sha256[:12]}..., got {actual[:12]}...); put the original file at {target} "
+                "by hand, or pass verify=False (on the command line: data.verify=false) to use "
+                "it anyway"
             )
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{raw.filename}.", suffix=".part")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{raw.filename}.", suffix=".part")
+    except OSError as error:
+        raise DataFileError(
+            f"cannot write {target} ({error.strerror or error}): put {raw.filename} there by "
+            f"hand, or set data_dir (or ${DATA_DIR_ENV}) to a writable directory"
+        ) from error
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(content)
@@ -225,7 +285,12 @@ def download_file(raw: RawFile, data_dir: Path, verify: bool = True) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    log.info("saved %s (%d bytes)", target, len(content))
+    log.info(
+        "saved %s (%d bytes, sha256 %s)",
+        target,
+        len(content),
+        "checked" if verify else "not checked",
+    )
     return target
 
 

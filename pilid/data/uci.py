@@ -1,8 +1,11 @@
 """The paper's four UCI datasets (Section 4.2, Table 2), with the preprocessing written down.
 
 Every loader reads the raw file exactly as UCI ships it (``pilid.data.files``), checks its
-SHA-256 (``verify=False`` skips the check), applies only the documented rules, and logs (logger
-``pilid.data``) how many rows each rule removed. Numeric columns come back as float64, categorical
+SHA-256 (``verify=False``, on the command line ``data.verify=false``, skips the check), applies
+only the documented rules, and logs (logger ``pilid.data``) how many rows each rule removed. A
+file missing from the data directory is downloaded there from UCI's official archive on first use
+and checked (``download=False``, ``data.download=false``, raises instead), like scikit-learn's
+``fetch_*`` functions. Numeric columns come back as float64, categorical
 ones with pandas ``category`` dtype; scaling and one-hot encoding happen per trial in
 ``pilid.data.make_split``.
 """
@@ -73,7 +76,7 @@ SKILL_OUTLIER_GAME_ID = 5140
 
 
 def _raw(name: str, data_dir, verify: bool, download: bool) -> tuple[Path, dict]:
-    """Locate (and optionally fetch) the raw file of ``name`` and check its SHA-256."""
+    """Locate (fetch when missing and ``download``) the raw file of ``name``; check its SHA-256."""
     raw = RAW_FILES[name]
     verify = _checks.flag("verify", verify)
     download = _checks.flag("download", download)
@@ -109,7 +112,7 @@ def _as_category(values: pd.Series) -> pd.Series:
 
 
 def load_bike(
-    data_dir=None, standardize_target: bool = True, verify: bool = True, download: bool = False
+    data_dir=None, standardize_target: bool = True, verify: bool = True, download: bool = True
 ) -> Dataset:
     """Bike Sharing, ``hour.csv`` (regression, MSE): 17,379 rows, 12 raw / 15 encoded features.
 
@@ -140,7 +143,7 @@ def load_bike(
 
 
 def load_bank(
-    data_dir=None, drop_duration: bool = False, verify: bool = True, download: bool = False
+    data_dir=None, drop_duration: bool = False, verify: bool = True, download: bool = True
 ) -> Dataset:
     """Bank Marketing, ``bank-additional-full.csv`` (classification, AUC).
 
@@ -183,7 +186,7 @@ def load_bank(
     )
 
 
-def load_spambase(data_dir=None, verify: bool = True, download: bool = False) -> Dataset:
+def load_spambase(data_dir=None, verify: bool = True, download: bool = True) -> Dataset:
     """Spambase, ``spambase.data`` (classification, AUC): 4,601 rows, 57 numeric features.
 
     No header; the last column is the label (1 = spam, 1,813 rows). Names from spambase.names.
@@ -208,7 +211,7 @@ def load_spambase(data_dir=None, verify: bool = True, download: bool = False) ->
 
 
 def load_skill(
-    data_dir=None, drop_outlier: bool = False, verify: bool = True, download: bool = False
+    data_dir=None, drop_outlier: bool = False, verify: bool = True, download: bool = True
 ) -> Dataset:
     """SkillCraft1, ``SkillCraft1_Dataset.csv`` (classification, AUC).
 

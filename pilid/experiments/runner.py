@@ -2,19 +2,29 @@
 
 ``run_setting(cfg)`` takes the composed config (a ``DictConfig`` or a plain dict with the keys
 of ``conf/config.yaml``), skips the trials already in the results store, trains the missing
-ones (as one batched ensemble, one by one, or in one-thread worker processes), writes one
-record per finished trial at once, and returns the ``mean ± std`` summary over the trials.
+ones (in fixed blocks trained as one ensemble, one by one, or in one-thread worker
+processes), writes one record per finished trial at once, and returns the ``mean ± std``
+summary over the trials.
+
+Same numbers after a resume: a neural model's trials train in blocks fixed by trial index
+(``plan_blocks``), on one thread per block on the CPU, and a resume retrains the whole block a
+missing trial belongs to. A trial's value is therefore a function of the setting, its block
+(``train.trials_per_batch``), the device and the library versions, all in its record's
+``layout``/``device``/``versions``; the number of worker processes (``train.n_jobs``) and the
+moment of an interruption play no part.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import math
 import os
 import platform
+import signal
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -25,12 +35,11 @@ import numpy as np
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from pilid.config import TRAIN_PARAM_KEYS, model_params  # noqa: F401 - re-exported
 from pilid.errors import PilidError
 from pilid.experiments.setting import canonical_json, resolved_config, setting_id
 from pilid.experiments.store import ResultStore
 
-#: Keys of ``cfg.train`` handed to the estimators (with the model config minus ``name``).
-TRAIN_PARAM_KEYS = ("epochs", "batch_size", "lr", "optimizer", "patience", "val_fraction")
 METRIC_LABELS = {"mse": "MSE", "auc": "AUC"}
 
 
@@ -52,30 +61,60 @@ class Summary:
 
 
 # -- public entry ------------------------------------------------------------------------------
+class RunInterrupted(Exception):
+    """SIGINT or SIGTERM stopped a setting; the finished trials are recorded.
+
+    ``recorded`` of ``trials`` trials of the setting are in the store; ``exit_code`` is
+    128 + the signal number (130 for Ctrl-C, 143 for SIGTERM), the shell's convention.
+    """
+
+    def __init__(self, recorded: int, trials: int, signum: int):
+        self.recorded, self.trials, self.signum = recorded, trials, signum
+        self.exit_code = 128 + signum
+        super().__init__(
+            f"interrupted: {recorded} of {trials} trials recorded; run the same command to resume"
+        )
+
+
 def run_setting(cfg: DictConfig | Mapping[str, Any]) -> Summary:
     """Run the missing trials of one setting and summarise all of them.
 
-    Trial ``t`` (``0 <= t < trials``) uses seed ``seed + t`` for its split and its model. Trials
-    whose records are already in ``<results_dir>/records.jsonl`` are skipped unless
-    ``force=true``. Each finished trial (or batched chunk of ``train.trials_per_batch`` trials)
-    is recorded before the next starts, so an interrupted run loses at most one chunk.
+    Trial ``t`` (``0 <= t < trials``) uses seed ``seed + t`` for its split and its model.
+    Trials whose records are already in ``<results_dir>/records.jsonl`` are skipped unless
+    ``force=true``. Neural models train in fixed blocks of trials (see ``plan_blocks``): a block
+    with any missing trial is trained whole and its missing trials recorded at once, so that an
+    interrupted and resumed run gives the same numbers as an uninterrupted one. SIGINT/SIGTERM
+    stop the workers, keep every recorded trial and raise ``RunInterrupted``.
     """
+    from pilid.config import check_config, normalize_config
+
     try:
         config = resolved_config(cfg)
     except OmegaConfBaseException as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise PilidError(f"the config cannot be resolved: {first}; fix that key") from error
     _check_keys(config)
+    check_config(config)
+    config = normalize_config(config)
     sid = setting_id(config)
-    store = ResultStore(_absolute(config["results_dir"]))
+    store = ResultStore(_results_dir(config["results_dir"]))
+    store.check_writable()
     label = setting_label(config)
     trials = int(config["trials"])
     ran = 0
     with _setting_lock(store.root, sid):
-        done = set() if config.get("force") else store.done_trials(sid)
-        missing = [t for t in range(trials) if t not in done]
+        recorded = store.done_trials(sid)
+        missing = (
+            list(range(trials)) if config.get("force") else sorted(set(range(trials)) - recorded)
+        )
         if missing:
-            ran = _run_trials(config, sid, store, missing, label)
+            try:
+                with _signals_as_exceptions():
+                    ran = _run_trials(config, sid, store, missing, recorded, label)
+            except (KeyboardInterrupt, _Terminated) as stop:
+                signum = getattr(stop, "signum", signal.SIGINT)
+                done = len(store.done_trials(sid) & set(range(trials)))
+                raise RunInterrupted(done, trials, int(signum)) from None
     return summarize(store, sid, trials, label, ran=ran)
 
 
@@ -93,26 +132,58 @@ def setting_label(config: Mapping[str, Any]) -> str:
 
 
 def summarize(store: ResultStore, sid: str, trials: int, label: str, ran: int = 0) -> Summary:
-    """The summary of trials ``0..trials-1`` of setting ``sid`` from the store (newest records)."""
-    records = [
-        r
-        for r in store.setting_records(sid)
-        if isinstance(r.get("trial"), int) and 0 <= r["trial"] < trials
-    ]
-    values = np.array(
-        [np.nan if r.get("value") is None else r["value"] for r in records], dtype=float
-    )
+    """The summary of trials ``0..trials-1`` of setting ``sid`` from the store (newest records).
+
+    Records that fail the store's schema (a ``null`` value, a string trial) were skipped with a
+    warning when read, so every value here is a finite number.
+    """
+    records = [r for r in store.setting_records(sid) if r["trial"] < trials]
+    values = np.array([r["value"] for r in records], dtype=float)
     n = len(values)
     if n == 0:
         raise PilidError(f"no finished trials for {label} (setting {sid}); run it again")
     mean = float(np.mean(values))
     std = float(np.std(values, ddof=1)) if n > 1 else 0.0
-    metric = METRIC_LABELS.get(records[0].get("metric"), str(records[0].get("metric")).upper())
+    metric = records[0].get("metric", "value")
+    metric = METRIC_LABELS.get(metric, str(metric).upper())
     noun = "trial" if n == 1 else "trials"
     line = f"{label}: {metric} {mean:.4f} ± {std:.4f} over {n} {noun}"
     if n < trials:
         line += f" (of {trials})"
     return Summary(line, mean, std, n, records, sid, ran)
+
+
+# -- signals -------------------------------------------------------------------------------------
+class _Terminated(BaseException):
+    """SIGTERM (e.g. a Slurm time-out) while trials run; raised like KeyboardInterrupt."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _signals_as_exceptions() -> Iterator[None]:
+    """Turn SIGTERM into ``_Terminated`` while the block runs (main thread only, and only where
+    nobody else, e.g. submitit, handles SIGTERM already); SIGINT stays KeyboardInterrupt."""
+    import threading
+
+    installed = False
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.getsignal(signal.SIGTERM)
+        if previous in (signal.SIG_DFL, None):
+
+            def handler(signum, frame):
+                raise _Terminated(signum)
+
+            signal.signal(signal.SIGTERM, handler)
+            installed = True
+    try:
+        yield
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, previous)
 
 
 # -- training ----------------------------------------------------------------------------------
@@ -135,75 +206,144 @@ def _context(config: dict[str, Any], sid: str) -> _Context:
     device = _device_name(resolve_device(config.get("device", "auto")))
     dataset = _load_dataset(canonical_json(config["data"]), config.get("data_dir"))
     spec = _model_spec(config["model"]["name"])
-    params = {k: v for k, v in config["model"].items() if k != "name"}
-    train = config.get("train") or {}
-    params.update({k: train[k] for k in TRAIN_PARAM_KEYS if k in train})
+    params = model_params(config)
     build_params = {**params, "verbose": bool(config.get("verbose", False))}
     return _Context(config, sid, dataset, spec, params, build_params, device)
 
 
+#: Trials per block when ``train.trials_per_batch`` is auto: on a CPU, blocks go one per
+#: one-thread worker (2 blocks of 10 fill 2 cores at the paper's 20 trials); a GPU trains the
+#: paper's 20 trials as one ensemble.
+BLOCK_SIZE_CPU = 10
+BLOCK_SIZE_CUDA = 20
+
+
+def resolve_block_size(value: Any, device: str) -> int:
+    """Trials per block: ``train.trials_per_batch``, or by device when it is auto/null."""
+    if value in (None, "auto"):
+        return BLOCK_SIZE_CPU if device == "cpu" else BLOCK_SIZE_CUDA
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PilidError(
+            f"train.trials_per_batch={value!r} is invalid; use a whole number >= 1 or auto"
+        )
+    return value
+
+
+def plan_blocks(trials: int, block_size: int, to_run: Iterable[int]) -> list[list[int]]:
+    """The blocks to train: block ``b`` holds trials ``b*block_size .. (b+1)*block_size - 1``
+    (cut at ``trials``), whatever else is recorded; a block is trained whole when any of its
+    trials is in ``to_run``. A trial's numbers thus depend on its block, never on which other
+    trials happened to be missing."""
+    wanted = set(to_run)
+    blocks = []
+    for start in range(0, trials, block_size):
+        block = list(range(start, min(start + block_size, trials)))
+        if wanted.intersection(block):
+            blocks.append(block)
+    return blocks
+
+
 def _run_trials(
-    config: dict[str, Any], sid: str, store: ResultStore, missing: list[int], label: str
+    config: dict[str, Any],
+    sid: str,
+    store: ResultStore,
+    missing: list[int],
+    recorded: set[int],
+    label: str,
 ) -> int:
     ctx = _context(config, sid)
+    _check_split_sizes(ctx)
     train = config.get("train") or {}
     batched = bool(train.get("batched", True)) and bool(getattr(ctx.spec, "batchable", False))
-    n_jobs = resolve_n_jobs(train.get("n_jobs", 1), batched, ctx.device, len(missing))
+    neural = bool(getattr(ctx.spec, "batchable", False))
+    trials = int(config["trials"])
+    if batched:
+        block_size = resolve_block_size(train.get("trials_per_batch"), ctx.device)
+        units = plan_blocks(trials, block_size, missing)
+    else:
+        block_size = 1
+        units = [[t] for t in missing]
+    n_jobs = resolve_n_jobs(train.get("n_jobs", "auto"), batched, ctx.device, len(units))
+    threads = 1 if (neural and ctx.device == "cpu") else None
+    wanted = set(missing)
+    old_values = {} if config.get("force") else _recorded_values(store, sid, recorded)
+    jobs = [
+        (config, sid, unit, sorted(wanted.intersection(unit)), block_size, threads, n_jobs)
+        for unit in units
+    ]
     with _progress(len(missing), label, bool(config.get("verbose"))) as bar:
-        if batched:
-            size = train.get("trials_per_batch") or len(missing)
-            if int(size) < 1:
-                raise PilidError(
-                    f"train.trials_per_batch={size!r} is invalid; use a whole number >= 1 or null"
-                )
-            chunks = [missing[i : i + int(size)] for i in range(0, len(missing), int(size))]
-            for chunk in chunks:
-                finished = _fit_chunk_batched(ctx, chunk, n_jobs)
-                _record(store, finished, bar)
-        elif n_jobs > 1:
-            from pilid.experiments.parallel import imap_processes
+        if n_jobs > 1 and len(jobs) > 1:
+            from pilid.parallel import imap_processes
 
-            jobs = [(config, sid, trial) for trial in missing]
-            for finished in imap_processes(_trial_in_worker, jobs, n_jobs):
-                _record(store, [finished], bar)
+            with contextlib.closing(imap_processes(_unit_in_worker, jobs, n_jobs)) as results:
+                for finished, others in results:
+                    _record(store, finished, others, old_values, bar)
         else:
-            for trial in missing:
-                _record(store, [_fit_trial(ctx, trial, "sequential")], bar)
+            for job in jobs:
+                finished, others = _fit_unit(ctx, *job[2:])
+                _record(store, finished, others, old_values, bar)
     return len(missing)
 
 
-def resolve_n_jobs(value: Any, batched: bool, device: str, n_trials: int) -> int:
-    """Worker processes for a setting's trials; ``auto`` picks what is fastest per device.
+def resolve_n_jobs(value: Any, batched: bool, device: str, n_units: int) -> int:
+    """Worker processes for a setting's blocks or trials; ``auto`` picks what is fastest.
 
     Measured with ``scripts/bench_trials.py`` on 2 CPU cores (T=20, N=16,000, the paper's MLP,
     against training the trials one by one): one 2-thread process training the ensemble with
     batched matmuls 1.28x on a quiet machine but 0.65x beside another busy process, one
     one-thread worker per core (each training its share of the trials as an ensemble) 1.33x and
     1.70x; small nets 2.95x vs 2.77x. So on CPU ``auto`` is one one-thread worker per core for
-    batched neural models (as fast when the machine is quiet, far more robust when it is not);
-    on CUDA it is one process holding the whole ensemble on the GPU; models that do not batch
-    run one by one
-    (scikit-learn baselines parallelise inside, e.g. the random forest's and EBM's ``n_jobs``).
+    batched neural models, at most one per block; on CUDA it is one process holding each block
+    on the GPU; models that do not batch run one by one (scikit-learn baselines parallelise
+    inside, e.g. the random forest's and EBM's ``n_jobs``). The number of workers never changes
+    a result: on the CPU every neural block trains on one thread wherever it runs.
     """
     if value in (None, "auto"):
         if not batched or device != "cpu":
             return 1
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-        return max(1, min(int(cores or 1), n_trials))
+        return max(1, min(int(cores or 1), n_units))
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PilidError(f"train.n_jobs={value!r} is invalid; use auto or a whole number >= 1")
     return value
 
 
-def _record(store: ResultStore, finished: list[tuple[dict, dict]], bar) -> None:
-    """Write artefacts, then the records (one atomic append): a record implies its artefacts."""
+def _recorded_values(store: ResultStore, sid: str, recorded: set[int]) -> dict[int, float]:
+    return {r["trial"]: r["value"] for r in store.setting_records(sid) if r["trial"] in recorded}
+
+
+def _record(store, finished, others, old_values, bar) -> None:
+    """Write artefacts, then the records (one atomic append): a record implies its artefacts.
+
+    ``others`` are the values of the block's already-recorded trials, retrained with it; a value
+    that differs from its record is reported (the record came from another layout or machine).
+    """
+    changed = [
+        (t, old_values[t], v) for t, v in others.items() if t in old_values and old_values[t] != v
+    ]
+    if changed:
+        t, old, new = changed[0]
+        print(
+            f"pilid: warning: {len(changed)} recorded trial(s) of this block retrained to other "
+            f"values (trial {t}: record {old:.6g}, now {new:.6g}); the records were made with "
+            "another layout, version or machine (see each record's layout); kept the records",
+            file=sys.stderr,
+        )
+    bad = [r for r, _ in finished if not math.isfinite(r["value"])]
+    finished = [(r, a) for r, a in finished if math.isfinite(r["value"])]
     for record, artefacts in finished:
         directory = store.root / "artifacts" / record["setting_id"]
         _write_artefacts(directory, record["trial"], artefacts)
     store.extend(record for record, _ in finished)
     bar.update(len(finished))
-    last = finished[-1][0]
-    bar.set_postfix_str(f"{last['metric']}={last['value']:.4f}", refresh=False)
+    if finished:
+        last = finished[-1][0]
+        bar.set_postfix_str(f"{last['metric']}={last['value']:.4f}", refresh=False)
+    if bad:
+        raise PilidError(
+            f"trial {bad[0]['trial']} gave {bad[0]['metric']} = {bad[0]['value']} (training "
+            "diverged), so it was not recorded; lower train.lr or check the data"
+        )
 
 
 def _trial_seed(ctx: _Context, trial: int) -> int:
@@ -215,48 +355,74 @@ def _build(ctx: _Context, seed: int, split) -> Any:
     return ctx.spec.build(ctx.dataset.task, dict(ctx.build_params), seed, ctx.device, categorical)
 
 
-def _fit_trial(ctx: _Context, trial: int, mode: str) -> tuple[dict, dict]:
-    """Split, build, fit and score one trial on its own."""
+def _check_split_sizes(ctx: _Context) -> None:
+    """Refuse a dataset whose test split cannot give a meaningful metric (``data.N=5``)."""
     from pilid.data import make_split
 
-    seed = _trial_seed(ctx, trial)
-    split = make_split(ctx.dataset, seed)
-    estimator = _build(ctx, seed, split)
-    start = time.perf_counter()
-    estimator.fit(split.X_train, split.y_train)
-    seconds = time.perf_counter() - start
-    return _finish(ctx, trial, seed, split, estimator, seconds, mode)
+    split = make_split(ctx.dataset, _trial_seed(ctx, 0))
+    n_test, n_train = len(split.y_test), len(split.y_train)
+    if n_test < MIN_TEST_ROWS or n_train < MIN_TEST_ROWS:
+        raise PilidError(
+            f"the data has {len(ctx.dataset.y)} rows: {n_train} to train and {n_test} to test "
+            f"per trial, too few for a metric; use at least {5 * MIN_TEST_ROWS} rows (e.g. "
+            f"data.N={max(100, 5 * MIN_TEST_ROWS)})"
+        )
+    if ctx.dataset.metric == "auc" and len(np.unique(split.y_test)) < 2:
+        raise PilidError(
+            "the test split holds one class only, so AUC is undefined; use more rows (data.N)"
+        )
 
 
-def _fit_chunk_batched(ctx: _Context, chunk: list[int], n_jobs: int) -> list[tuple[dict, dict]]:
-    """Fit the chunk's trials as one ensemble (``pilid.train.fit_batched``)."""
+#: Fewest test (and training) rows per trial that give a metric worth reporting.
+MIN_TEST_ROWS = 10
+
+
+def _fit_unit(ctx, unit, to_record, block_size, threads, n_jobs):
+    """Train one unit (a block of trials as one ensemble, or one trial alone) and return the
+    records and artefacts of ``to_record``, plus the values of the unit's other trials."""
     from pilid.data import make_split
+    from pilid.parallel import torch_threads
     from pilid.train import fit_batched
 
-    seeds = [_trial_seed(ctx, t) for t in chunk]
+    seeds = [_trial_seed(ctx, t) for t in unit]
     splits = [make_split(ctx.dataset, seed) for seed in seeds]
     estimators = [_build(ctx, seed, split) for seed, split in zip(seeds, splits)]
-    xs = [split.X_train for split in splits]
-    ys = [split.y_train for split in splits]
+    batched = bool(getattr(ctx.spec, "batchable", False))
+    layout = {
+        "mode": "block" if len(unit) > 1 or block_size > 1 else "single",
+        "block": [unit[0], unit[-1] + 1],
+        "block_size": block_size,
+        "threads": threads,
+        "device": ctx.device if batched else "cpu",
+        "processes": n_jobs,
+    }
     start = time.perf_counter()
-    if n_jobs > 1:
-        fitted = fit_batched(estimators, xs, ys, n_jobs=n_jobs)
-    else:
-        fitted = fit_batched(estimators, xs, ys)
-    seconds = (time.perf_counter() - start) / len(chunk)
-    return [
-        _finish(ctx, t, seed, split, est, seconds, "batched")
-        for t, seed, split, est in zip(chunk, seeds, splits, fitted)
-    ]
+    with torch_threads(threads) if threads else contextlib.nullcontext():
+        if batched:
+            fitted = fit_batched(
+                estimators, [s.X_train for s in splits], [s.y_train for s in splits]
+            )
+        else:
+            fitted = [est.fit(s.X_train, s.y_train) for est, s in zip(estimators, splits)]
+    seconds = (time.perf_counter() - start) / len(unit)
+    mode = "batched" if layout["mode"] == "block" else ("process" if n_jobs > 1 else "sequential")
+    finished, others = [], {}
+    keep = set(to_record)
+    for t, seed, split, est in zip(unit, seeds, splits, fitted):
+        if t in keep:
+            finished.append(_finish(ctx, t, seed, split, est, seconds, mode, layout))
+        else:
+            others[t] = score(est, split, str(ctx.dataset.metric), str(ctx.dataset.task))
+    return finished, others
 
 
-def _trial_in_worker(job: tuple[dict, str, int]) -> tuple[dict, dict]:
-    """One trial in a worker process (``train.n_jobs > 1``); the parent writes the record."""
-    config, sid, trial = job
-    return _fit_trial(_context(config, sid), trial, "process")
+def _unit_in_worker(job) -> tuple[list, dict]:
+    """One unit in a worker process; the parent writes the records."""
+    config, sid, *rest = job
+    return _fit_unit(_context(config, sid), *rest)
 
 
-def _finish(ctx, trial, seed, split, estimator, seconds, mode) -> tuple[dict, dict]:
+def _finish(ctx, trial, seed, split, estimator, seconds, mode, layout) -> tuple[dict, dict]:
     dataset = ctx.dataset
     metric = str(dataset.metric)
     record = {
@@ -273,6 +439,7 @@ def _finish(ctx, trial, seed, split, estimator, seconds, mode) -> tuple[dict, di
         "value": score(estimator, split, metric, str(dataset.task)),
         "fit_seconds": float(seconds),
         "fit_mode": mode,
+        "layout": layout,
         "device": ctx.device if _takes_device(estimator) else "cpu",
         "versions": versions(),
         "setting_id": ctx.sid,
@@ -324,27 +491,55 @@ def artefact_frames(estimator, split) -> dict[str, Any]:
     return frames
 
 
-MAX_GRID_PAIRS = 8  # interaction grids stored per trial (the pairs of the strongest blocks)
+MAX_GRID_PAIRS = 8  # interaction grids stored per trial: the pairs of the strongest blocks
+
+
+def ranked_pairs(estimator, names: list[str]) -> list[tuple[int, int]]:
+    """Column pairs used by the active blocks of order >= 2, strongest first.
+
+    A pair's strength is the largest ``block_interaction_share_`` (the std of the part of a
+    block's output that no sum of one-feature functions explains, over the output's std) of
+    the blocks that use it, then its largest ``block_share_``; ties keep column order. Every
+    block of order >= 2 counts, even one whose joint effect is mostly additive: the heat map
+    shows what the block learned, and on spambase the blocks are weak.
+    """
+    from itertools import combinations
+
+    strength: dict[tuple[int, int], tuple[float, float]] = {}
+    active = getattr(estimator, "active_blocks_", None)
+    features = getattr(estimator, "block_features_", None)
+    if callable(active) and features is not None:
+        inter = np.asarray(getattr(estimator, "block_interaction_share_", []), dtype=float)
+        share = np.asarray(getattr(estimator, "block_share_", []), dtype=float)
+        for i in active():
+            used = np.flatnonzero(np.asarray(features[i]))
+            if len(used) < 2:
+                continue
+            key = (
+                float(inter[i]) if i < len(inter) else 0.0,
+                float(share[i]) if i < len(share) else 0.0,
+            )
+            for pair in combinations(sorted(int(j) for j in used), 2):
+                strength[pair] = max(strength.get(pair, key), key)
+    else:  # an estimator without block strengths: the groups it lists, in its order
+        for group in estimator.interactions_(min_order=2, min_interaction=0.0):
+            index = sorted(_feature_index(_as_tuple(group), names).tolist())
+            for pair in combinations(index, 2):
+                strength.setdefault(pair, (0.0, -len(strength)))
+    return sorted(strength, key=lambda p: (-strength[p][0], -strength[p][1], p))
 
 
 def _interaction_grids(estimator, split) -> dict[str, Any]:
-    """Figure 5's data: the joint effect of each feature pair that a block of order >= 2 uses,
-    on a 50 x 50 grid in original units, as ``interaction-grid-trial<k>-<a>__<b>.csv``."""
-    from itertools import combinations
-
+    """Figure 5's data: the joint effect of the ``MAX_GRID_PAIRS`` strongest feature pairs
+    (``ranked_pairs``) on a 50 x 50 grid in original units, as
+    ``interaction-grid-trial<k>-<a>__<b>.csv``."""
     names = list(split.feature_names)
-    pairs: list[tuple[int, int]] = []
-    # every block of order >= 2, even one whose joint effect is mostly additive (min_interaction
-    # 0): the heat map shows what the block learned, and on spambase the blocks are weak.
-    for group in estimator.interactions_(min_order=2, min_interaction=0.0):
-        index = sorted(_feature_index(_as_tuple(group), names).tolist())
-        pairs.extend(p for p in combinations(index, 2) if p not in pairs)
     frames: dict[str, Any] = {}
-    for a, b in pairs[:MAX_GRID_PAIRS]:
+    for a, b in ranked_pairs(estimator, names)[:MAX_GRID_PAIRS]:
         grid = estimator.interaction_grid(a, b).copy()
         grid["x_a"] = grid["x_a"] * split.x_scale[a] + split.x_offset[a]
         grid["x_b"] = grid["x_b"] * split.x_scale[b] + split.x_offset[b]
-        frames[f"interaction-grid-trial{{trial}}-{names[a]}__{names[b]}"] = grid
+        frames[("interaction-grid", names[a], names[b])] = grid
     return frames
 
 
@@ -370,12 +565,21 @@ def _one_index(value, position: dict[str, int], m: int) -> int:
     raise PilidError(f"shape_functions() names feature {value!r}, which is not in the split")
 
 
+def artefact_name(kind: str | tuple, trial: int) -> str:
+    """File stem of an artefact: ``<kind>-trial<k>``, or for a pair's interaction grid
+    ``interaction-grid-trial<k>-<a>__<b>`` (feature names used as they are, braces too)."""
+    if isinstance(kind, tuple):
+        prefix, *features = kind
+        return f"{prefix}-trial{trial}-" + "__".join(str(f) for f in features)
+    return f"{kind}-trial{trial}"
+
+
 def _write_artefacts(directory: Path, trial: int, frames: dict[str, Any]) -> None:
     if not frames:
         return
     directory.mkdir(parents=True, exist_ok=True)
     for kind, frame in frames.items():
-        name = kind.format(trial=trial) if "{trial}" in kind else f"{kind}-trial{trial}"
+        name = artefact_name(kind, trial)
         target = directory / f"{name}.csv"
         temporary = directory / f".{name}.csv.{os.getpid()}.tmp"
         frame.to_csv(temporary, index=False)
@@ -440,6 +644,13 @@ def _check_keys(config: Mapping[str, Any]) -> None:
         raise PilidError(f"trials={trials!r} is invalid; use a whole number >= 1 (the paper: 20)")
     if isinstance(config["seed"], bool) or not isinstance(config["seed"], int):
         raise PilidError(f"seed={config['seed']!r} is invalid; use a whole number")
+
+
+def _results_dir(path: str | os.PathLike) -> Path:
+    """The records file of ``results_dir``, which must be a directory (made when missing)."""
+    from pilid.experiments.store import RECORDS_FILE
+
+    return _absolute(path) / RECORDS_FILE
 
 
 def _absolute(path: str | os.PathLike) -> Path:

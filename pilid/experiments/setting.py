@@ -5,8 +5,13 @@ settings, ``seed``) and drops the bookkeeping keys that only say how, where or h
 it runs. ``seed`` stays in because trial ``t`` uses seed ``seed + t``: another seed gives other
 splits and initialisations, hence another setting. ``trials`` is left out so that raising it
 from 5 to 20 reuses the first 5 trials. ``train.batched``/``train.trials_per_batch``/
-``train.n_jobs`` are left out because the batched and one-by-one paths give the same numbers
-within float tolerance (``pilid.train.fit_batched``).
+``train.n_jobs`` are left out: they say how the trials are laid out over processes, which
+changes wall time (``n_jobs``) or at most the float rounding (``batched``, ``trials_per_batch``,
+recorded in each record's ``layout``), not what is computed. ``data.verify`` and
+``data.download`` only say how the data file is checked and fetched.
+
+Values are normalised first (``pilid.config.normalize_config``): ``data.N=1e3`` and
+``data.N=1000`` are one setting, as are ``model.lam=0`` and ``model.lam=0.0``.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ BOOKKEEPING_KEYS = (
 )
 #: Keys under ``train`` that do not change a trial's result.
 TRAIN_BOOKKEEPING_KEYS = ("batched", "n_jobs", "trials_per_batch")
+#: Keys under ``data`` that do not change a trial's result (how the file is checked and fetched).
+DATA_BOOKKEEPING_KEYS = ("verify", "download")
 
 #: Length of the hex digest kept as the id (64 bits: collisions are not a concern here).
 ID_LENGTH = 16
@@ -46,13 +53,18 @@ def resolved_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def setting_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
-    """The resolved config minus the bookkeeping keys: what ``setting_id`` hashes."""
-    config = resolved_config(cfg)
+    """The resolved, normalised config minus the bookkeeping keys: what ``setting_id`` hashes."""
+    from pilid.config import normalize_config
+
+    config = normalize_config(resolved_config(cfg))
     for key in BOOKKEEPING_KEYS:
         config.pop(key, None)
     train = config.get("train")
     if isinstance(train, dict):
         config["train"] = {k: v for k, v in train.items() if k not in TRAIN_BOOKKEEPING_KEYS}
+    data = config.get("data")
+    if isinstance(data, dict):
+        config["data"] = {k: v for k, v in data.items() if k not in DATA_BOOKKEEPING_KEYS}
     return config
 
 

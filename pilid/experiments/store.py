@@ -6,6 +6,11 @@ Slurm array jobs on a shared file system with working ``flock``) can therefore a
 ``records.jsonl`` without interleaving. A writer killed in the middle of a write can at worst
 leave a partial last line; the reader skips such a line with a warning, and the next writer
 terminates it with a newline first so that it never glues onto a good record.
+
+Every line is checked against the record schema (``RECORD_SCHEMA``) when it is read: a line
+that is not JSON, or whose fields have the wrong type (``"trial": "1"``, ``"value": null``), is
+skipped with one ``StoreWarning`` naming the file and the line number, so that one bad line never
+blocks a setting: its trial simply counts as not run.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import fcntl
 import json
 import math
 import os
+import tempfile
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -38,6 +44,7 @@ RECORD_FIELDS = (
     "value",
     "fit_seconds",
     "fit_mode",
+    "layout",
     "device",
     "versions",
     "setting_id",
@@ -48,6 +55,55 @@ RECORD_FIELDS = (
 
 class StoreWarning(UserWarning):
     """A line of the records file could not be read and was skipped."""
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+#: The fields a record must have to count as a finished trial, each with its check and what it
+#: must be (the runner writes every field of ``RECORD_FIELDS``).
+RECORD_SCHEMA: dict[str, tuple[Any, str]] = {
+    "setting_id": (_is_name, "a non-empty string"),
+    "trial": (lambda v: _is_int(v) and v >= 0, "a whole number >= 0"),
+    "value": (_is_number, "a finite number"),
+}
+#: Fields checked when present.
+OPTIONAL_SCHEMA: dict[str, tuple[Any, str]] = {
+    "seed": (lambda v: _is_int(v) and v >= 0, "a whole number >= 0"),
+    "metric": (_is_name, "a non-empty string"),
+    "model": (_is_name, "a non-empty string"),
+    "dataset": (_is_name, "a non-empty string"),
+    "params": (lambda v: isinstance(v, dict), "an object"),
+    "data": (lambda v: isinstance(v, dict), "an object"),
+    "N": (lambda v: v is None or (_is_int(v) and v >= 0), "a whole number"),
+    "m": (lambda v: v is None or (_is_int(v) and v >= 0), "a whole number"),
+    "fit_seconds": (lambda v: v is None or _is_number(v), "a finite number"),
+    "layout": (lambda v: v is None or isinstance(v, dict), "an object"),
+}
+
+
+def record_problem(record: Any) -> str | None:
+    """Why ``record`` is not a usable trial record (one phrase), or None when it is."""
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    for name, (check, expected) in RECORD_SCHEMA.items():
+        if name not in record:
+            return f"no {name!r} field"
+        if not check(record[name]):
+            return f"{name!r} is {record[name]!r}, not {expected}"
+    for name, (check, expected) in OPTIONAL_SCHEMA.items():
+        if name in record and not check(record[name]):
+            return f"{name!r} is {record[name]!r}, not {expected}"
+    return None
 
 
 def records_path(path: str | os.PathLike) -> Path:
@@ -98,6 +154,45 @@ class ResultStore:
         return f"ResultStore({str(self.path)!r})"
 
     # -- writing ---------------------------------------------------------------------------
+    def check_writable(self) -> None:
+        """Raise ``PilidError`` (one line) unless records can be appended here: the results
+        directory is a directory (or can be made), and ``records.jsonl`` is a writable file.
+
+        Called before the first trial trains, so that no training is lost to a store that
+        cannot take its record. Creates the directory but never writes to the file.
+        """
+        root = self.root
+        if root.exists() and not root.is_dir():
+            raise PilidError(
+                f"results_dir {str(root)!r} is a file, not a directory; set results_dir to a "
+                "directory (e.g. results_dir=results/runs)"
+            )
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise PilidError(
+                f"cannot create results_dir {str(root)!r} ({error.strerror}); set results_dir "
+                "to a writable directory"
+            ) from error
+        if self.path.is_dir():
+            raise PilidError(
+                f"{str(self.path)!r} is a directory, not a records file; move it away or set "
+                "results_dir to another directory"
+            )
+        try:  # open as the writer will (os.access says yes to root for read-only files)
+            if self.path.exists():
+                os.close(os.open(self.path, os.O_WRONLY | os.O_APPEND))
+            else:
+                fd, probe = tempfile.mkstemp(prefix=".write-check-", dir=root)
+                os.close(fd)
+                os.unlink(probe)
+        except OSError as error:
+            target = self.path if self.path.exists() else root
+            raise PilidError(
+                f"cannot write results to {str(target)!r} ({error.strerror}); make it "
+                "writable or set results_dir to a writable directory"
+            ) from error
+
     def append(self, record: Mapping[str, Any]) -> None:
         """Append one record atomically."""
         self.extend([record])
@@ -134,7 +229,18 @@ class ResultStore:
         """All readable records in file order; unreadable lines are skipped with a warning."""
         if not self.path.exists():
             return []
-        with open(self.path, "rb") as handle:
+        if self.path.is_dir():
+            raise PilidError(
+                f"{str(self.path)!r} is a directory, not a records file; move it away or set "
+                "results_dir to another directory"
+            )
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115 - closed below
+        except OSError as error:
+            raise PilidError(
+                f"cannot read {str(self.path)!r} ({error.strerror}); fix its permissions"
+            ) from error
+        with handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
             try:
                 data = handle.read()
@@ -154,12 +260,27 @@ class ResultStore:
                     stacklevel=2,
                 )
                 continue
+            if (problem := record_problem(record)) is not None:
+                warnings.warn(
+                    f"{self.path}: line {number} is not a valid record ({problem}); skipped",
+                    StoreWarning,
+                    stacklevel=2,
+                )
+                continue
             out.append(record)
         if tail.strip():
             record = _decode(tail)
+            number = len(lines) + 1
             if record is None:
                 warnings.warn(
-                    f"{self.path}: the last line is incomplete (an interrupted write); skipped",
+                    f"{self.path}: line {number} skipped: the last line is incomplete (an "
+                    "interrupted write)",
+                    StoreWarning,
+                    stacklevel=2,
+                )
+            elif (problem := record_problem(record)) is not None:
+                warnings.warn(
+                    f"{self.path}: line {number} is not a valid record ({problem}); skipped",
                     StoreWarning,
                     stacklevel=2,
                 )
@@ -169,7 +290,7 @@ class ResultStore:
 
     def setting_records(self, setting_id: str, keep: str = "last") -> list[dict[str, Any]]:
         """Records of one setting, one per trial (``keep="last"``: the newest one) by trial."""
-        rows = [r for r in self.records() if r.get("setting_id") == setting_id]
+        rows = [r for r in self.records() if r["setting_id"] == setting_id]
         if keep == "all":
             return rows
         latest: dict[Any, dict[str, Any]] = {}
@@ -179,11 +300,7 @@ class ResultStore:
 
     def done_trials(self, setting_id: str) -> set[int]:
         """Trial numbers already recorded for ``setting_id``."""
-        return {
-            int(r["trial"])
-            for r in self.records()
-            if r.get("setting_id") == setting_id and isinstance(r.get("trial"), int)
-        }
+        return {r["trial"] for r in self.records() if r["setting_id"] == setting_id}
 
 
 def _ends_without_newline(fd: int) -> bool:

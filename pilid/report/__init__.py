@@ -9,6 +9,7 @@ Nothing here trains: everything is read from a results directory (``records.json
 
 from __future__ import annotations
 
+from pilid.errors import PilidError
 from pilid.report.records import (
     ExperimentGrid,
     Setting,
@@ -42,21 +43,36 @@ __all__ = [
 ]
 
 
-def make_tables(results, out, conf_dir=None, fidelity: bool = True):
-    """Read the records under ``results``, build every table and write it under ``out``."""
-    from pilid.report.records import results_root
+def make_tables(results, out, conf_dir=None, fidelity: bool = True, records=None):
+    """Read the records under ``results``, build every table and write it under ``out``.
 
-    records = load_records(results)
+    ``records``: the already loaded records of ``results`` (default: read them). Raises
+    ``PilidError``, writing nothing, when no table can be built from them.
+    """
+    from pilid.report.records import records_file, results_root
+
+    if records is None:
+        records = load_records(results)
     grids = grids_for_records(records, conf_dir)
     tables = build_tables(records, grids, root=results_root(results), fidelity=fidelity)
+    if not tables:
+        names = sorted(records["experiment"].dropna().astype(str).unique().tolist())
+        found = f"experiment(s) {', '.join(names)}" if names else "no experiment name"
+        raise PilidError(
+            f"no table can be built from {records_file(results)}: its records are from {found}; "
+            "run a table experiment (python -m pilid.run -m experiment=sim_regression, "
+            "init_significance or real_data), or use `figures` for skill_shapes"
+        )
     return tables, write_tables(tables, out)
 
 
-def make_figures(results, out):
+def make_figures(results, out, records=None):
     """Read the records and artefacts under ``results`` and draw every figure under ``out``."""
     from pilid.report.records import results_root
 
-    return build_figures(load_records(results), results_root(results), out)
+    if records is None:
+        records = load_records(results)
+    return build_figures(records, results_root(results), out)
 
 
 def build_figures(records, root, out_dir, evaluator=None):

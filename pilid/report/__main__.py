@@ -1,11 +1,24 @@
-"""``python -m pilid.report {tables,figures} --results <dir|records.jsonl> --out <dir>``."""
+"""``python -m pilid.report {tables,figures} --results <dir|records.jsonl> --out <dir>``.
+
+Bad input (no records, an output path that is a file or not writable, a missing ``--conf-dir``)
+stops with one line ``pilid: error: <problem>; <fix>`` on stderr and exit code 2, before anything
+is written. Unreadable record lines are skipped: one ``pilid: warning:`` line each (the first
+``MAX_WARNINGS``), then one line with their number.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
+import warnings
+from pathlib import Path
 
 from pilid.errors import PilidError
+
+#: At most this many skipped-line warnings are printed one by one (the count line follows).
+MAX_WARNINGS = 10
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -25,21 +38,118 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _say(kind: str, message: str) -> None:
+    text = " ".join(str(message).split())  # always one line
+    print(f"pilid: {kind}: {text}", file=sys.stderr, flush=True)
+
+
+def check_out_dir(out: str) -> Path:
+    """The output directory ``out``, checked (not created) before anything is read or written.
+
+    It must be a directory we can write to, or not exist yet below a writable directory.
+    """
+    path = Path(out).expanduser()
+    fix = "pass --out a writable directory (it is created if missing)"
+    if path.exists() and not path.is_dir():
+        raise PilidError(f"--out {out} is an existing file, not a directory; {fix}")
+    existing = path
+    while not existing.exists():  # the nearest existing ancestor is where mkdir will start
+        existing = existing.parent
+    if not existing.is_dir():
+        raise PilidError(f"--out {out} cannot be created: {existing} is a file; {fix}")
+    try:  # the only test that works for every user (root included) and file system
+        fd, probe = tempfile.mkstemp(dir=existing, prefix=".pilid-report-", suffix=".probe")
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        where = "is not writable" if existing == path else f"cannot be created in {existing}"
+        raise PilidError(f"--out {out} {where} ({reason}); {fix}") from error
+    os.close(fd)
+    os.unlink(probe)
+    return path
+
+
+def check_conf_dir(conf_dir: str | None) -> None:
+    """``--conf-dir`` must hold the Hydra configs (an ``experiment/`` folder)."""
+    if conf_dir is None:
+        return
+    path = Path(conf_dir).expanduser()
+    if not (path / "experiment").is_dir():
+        what = "does not exist" if not path.exists() else "has no experiment/ folder"
+        raise PilidError(
+            f"--conf-dir {conf_dir} {what}; pass the repository's conf/ directory, or leave "
+            "--conf-dir out to use the default"
+        )
+
+
+def read_records(results: str):
+    """The records under ``results``; each skipped line -> one warning line, then their count."""
+    from pilid.experiments.store import StoreWarning
+    from pilid.report.records import load_records, records_file
+
+    file = records_file(results)
+    error = None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            records = load_records(results)
+        except PilidError as raised:
+            error = raised
+    skipped = [w for w in caught if issubclass(w.category, StoreWarning)]
+    if error is not None:
+        if skipped:  # nothing readable at all: one line, not one per line of the file
+            raise PilidError(
+                f"{file} holds no readable trial records ({len(skipped)} unreadable line(s) "
+                "skipped); pass --results a results directory or the records.jsonl that "
+                "python -m pilid.run writes"
+            ) from error
+        raise error
+    for warning in caught:
+        if issubclass(warning.category, StoreWarning):
+            if skipped.index(warning) < MAX_WARNINGS:
+                _say("warning", warning.message)
+        else:
+            _say("warning", f"{warning.category.__name__}: {warning.message}")
+    if skipped:
+        shown = f" (first {MAX_WARNINGS} shown above)" if len(skipped) > MAX_WARNINGS else ""
+        print(
+            f"pilid: skipped {len(skipped)} unreadable record line(s) in {file}{shown}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return records
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from pilid.report import make_figures, make_tables
 
     try:
         if args.command == "tables":
+            check_conf_dir(args.conf_dir)
+        check_out_dir(args.out)
+        records = read_records(args.results)
+        if args.command == "tables":
             tables, written = make_tables(
-                args.results, args.out, conf_dir=args.conf_dir, fidelity=not args.no_fidelity
+                args.results,
+                args.out,
+                conf_dir=args.conf_dir,
+                fidelity=not args.no_fidelity,
+                records=records,
             )
             print(f"pilid.report: {len(tables)} tables, {len(written)} files in {args.out}")
         else:
-            written = make_figures(args.results, args.out)
+            written = make_figures(args.results, args.out, records=records)
             print(f"pilid.report: {len(written)} figure files in {args.out}")
     except PilidError as error:
-        print(f"pilid.report: error: {error}", file=sys.stderr)
+        _say("error", error)
+        return 2
+    except OSError as error:  # e.g. an unreadable records file, a full disk
+        where = error.filename or args.out
+        _say(
+            "error",
+            f"cannot access {where} ({error.strerror or error}); --results must be readable and "
+            "--out a writable directory with free space",
+        )
         return 2
     return 0
 

@@ -25,6 +25,9 @@ from pilid.errors import PilidError
 #: The fields that identify a table cell; ``None`` means "not part of this setting".
 SETTING_FIELDS = ("dataset", "task", "N", "m", "model", "gamma", "init")
 
+#: Fields without which a line is not a trial record at all.
+IDENTITY_FIELDS = ("experiment", "dataset", "model", "metric")
+
 #: Fields a record may lack (older records, real data sets with no task in their config): a
 #: record without the field matches any configured value.
 LENIENT_FIELDS = ("task", "init")
@@ -163,7 +166,15 @@ def load_records(path: str | os.PathLike) -> pd.DataFrame:
     raw = load_results(file)
     if raw.empty:
         raise PilidError(f"{str(file)!r} holds no records; run an experiment into it first")
-    return normalise_records(raw)
+    frame = normalise_records(raw)
+    named = frame[list(IDENTITY_FIELDS)].notna().all(axis=1).to_numpy()
+    if not named.any():
+        raise PilidError(
+            f"{str(file)!r} holds no trial records (none of its {len(frame)} line(s) has "
+            f"{', '.join(IDENTITY_FIELDS)}); pass --results a results directory or the "
+            "records.jsonl that python -m pilid.run writes"
+        )
+    return frame
 
 
 # -- experiment grids -----------------------------------------------------------------------------
@@ -314,7 +325,12 @@ def grids_for_records(
     """The grid of every experiment named in the records (from its config where there is one)."""
     from pilid.config import CONF_DIR
 
-    conf_dir = Path(conf_dir or CONF_DIR)
+    if conf_dir is not None and not (Path(conf_dir).expanduser() / "experiment").is_dir():
+        raise PilidError(
+            f"conf_dir {str(conf_dir)!r} has no experiment/ folder; pass the repository's conf/ "
+            "directory, or None for the default"
+        )
+    conf_dir = Path(conf_dir or CONF_DIR).expanduser()
     grids = []
     for name in dict.fromkeys(frame["experiment"].dropna()):
         if (conf_dir / "experiment" / f"{name}.yaml").exists():

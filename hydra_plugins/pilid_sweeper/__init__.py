@@ -1,0 +1,1 @@
+"""pilid's Hydra sweeper plugin (Hydra finds plugins only in the ``hydra_plugins`` package)."""

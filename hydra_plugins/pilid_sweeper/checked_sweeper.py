@@ -1,0 +1,41 @@
+"""Hydra's basic sweeper, checking every job's config before the first job runs.
+
+``python -m pilid.run -m gamma=1,0,5`` would otherwise train gamma=1, stop at gamma=0 and never
+run gamma=5. The sweeper composes each job's config (Hydra's basic sweeper already does, to
+catch composition errors) and runs ``pilid.config.check_config`` on it, which also validates the
+model's hyper-parameters; the first bad job stops the sweep with one line before anything trains.
+Hydra loads plugins only from the ``hydra_plugins`` namespace package, hence this place.
+Selected by ``conf/hydra/sweeper/pilid.yaml`` (the default in ``conf/config.yaml``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from omegaconf import OmegaConf
+
+from pilid.config import check_config
+from pilid.errors import PilidError
+
+
+class CheckedSweeper(BasicSweeper):
+    """``BasicSweeper`` whose batch check also runs ``check_config`` on every job."""
+
+    def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
+        assert self.hydra_context is not None and self.config is not None
+        for overrides in batch:
+            cfg = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
+            container = OmegaConf.to_container(cfg, resolve=False)
+            container.pop("hydra", None)
+            try:
+                check_config(container)
+            except PilidError as error:
+                where = " ".join(overrides) or "the base config"
+                print(f"pilid: error: in the sweep job [{where}]: {error}", file=sys.stderr)
+                print(
+                    "pilid: nothing was run; fix that value and run the sweep again",
+                    file=sys.stderr,
+                )
+                sys.exit(2)
