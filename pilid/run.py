@@ -22,10 +22,13 @@ def _fail(error: Exception) -> None:
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def main(cfg: DictConfig) -> float | None:
     """Run one setting (all its trials) and print the summary line."""
-    from pilid.experiments.runner import RunInterrupted, run_setting
+    from pilid.experiments.runner import RunInterrupted, plan_setting, run_setting
 
     try:
         check_config(cfg)
+        if cfg.get("dry_run"):
+            print(plan_setting(cfg).line, flush=True)
+            return None
         summary = run_setting(cfg)
     except PilidError as error:
         _fail(error)

@@ -140,9 +140,13 @@ def _start(command):
     )
 
 
+_last_pgid = [0]
+
+
 def _interrupt_after(command, records, at_least, how, timeout=240):
     """Start the sweep, wait until ``at_least`` records exist, then stop it ``how``."""
     process = _start(command)
+    _last_pgid[0] = process.pid  # start_new_session: the group id is the runner's pid
     deadline = time.monotonic() + timeout
     while _lines(records) < at_least and process.poll() is None:
         assert time.monotonic() < deadline, "the sweep recorded too little in time"
@@ -218,31 +222,13 @@ def test_sweep_interrupted_at_several_points_resumes_to_the_uninterrupted_number
 
 
 @pytest.mark.slow
-def test_sigterm_stops_workers_within_seconds(tmp_path):
+@pytest.mark.parametrize("how", ["term", "kill"])
+def test_no_worker_outlives_the_runner(tmp_path, how):
+    """SIGTERM: the runner stops its workers and exits 143. SIGKILL of the runner alone: the
+    workers notice they were orphaned and exit. Either way the process group empties."""
     results = tmp_path / "results"
-    process = _start(_command(tmp_path, results))
-    deadline = time.monotonic() + 240
-    while _lines(results / "records.jsonl") < 1 and process.poll() is None:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    if process.poll() is not None:
+    rc, _, err = _interrupt_after(_command(tmp_path, results), results / "records.jsonl", 1, how)
+    if rc == 0:
         pytest.skip("the sweep finished before the signal")
-    os.kill(process.pid, signal.SIGTERM)
-    process.communicate(timeout=30)
-    assert process.returncode == 143
-    assert _children_gone(process.pid), "workers outlived the runner after SIGTERM"
-
-
-@pytest.mark.slow
-def test_workers_exit_when_the_runner_is_killed(tmp_path):
-    results = tmp_path / "results"
-    process = _start(_command(tmp_path, results))
-    deadline = time.monotonic() + 240
-    while _lines(results / "records.jsonl") < 1 and process.poll() is None:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    if process.poll() is not None:
-        pytest.skip("the sweep finished before the signal")
-    os.kill(process.pid, signal.SIGKILL)  # the runner alone: no chance to clean up
-    process.communicate(timeout=30)
-    assert _children_gone(process.pid), "workers outlived a SIGKILLed runner"
+    assert rc == (143 if how == "term" else -9), err[-2000:]
+    assert _children_gone(_last_pgid[0]), f"workers outlived the runner after SIG{how.upper()}"

@@ -25,10 +25,12 @@ class CheckedSweeper(BasicSweeper):
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
         assert self.hydra_context is not None and self.config is not None
+        containers = []
         for overrides in batch:
             cfg = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
             container = OmegaConf.to_container(cfg, resolve=False)
             container.pop("hydra", None)
+            containers.append(container)
             try:
                 check_config(container)
             except PilidError as error:
@@ -39,3 +41,36 @@ class CheckedSweeper(BasicSweeper):
                     file=sys.stderr,
                 )
                 sys.exit(2)
+        if containers and OmegaConf.create(containers[0]).get("dry_run"):
+            _dry_run(containers)
+            sys.exit(0)
+
+
+def _dry_run(containers: list[dict]) -> None:
+    """``dry_run=true``: one line per setting and the total time left; nothing is launched."""
+    from pilid.experiments.runner import format_duration, plan_setting
+    from pilid.experiments.store import ResultStore
+
+    stores: dict[str, list] = {}
+    total, unknown, left = 0.0, 0, 0
+    for container in containers:
+        resolved = OmegaConf.to_container(OmegaConf.create(container), resolve=True)
+        root = str(resolved["results_dir"])
+        if root not in stores:
+            from pilid.experiments.runner import _results_dir
+
+            store = ResultStore(_results_dir(root))
+            stores[root] = store.records() if store.path.is_file() else []
+        plan = plan_setting(resolved, records=stores[root])
+        print(plan.line, flush=True)
+        left += plan.trials - plan.recorded
+        if plan.seconds is None and plan.trials > plan.recorded:
+            unknown += 1
+        total += plan.seconds or 0.0
+    print(
+        f"dry run: {len(containers)} settings, {left} trials to run, ~{format_duration(total)} "
+        f"on this machine"
+        + (f" plus {unknown} setting(s) without an estimate" if unknown else "")
+        + "; nothing was run",
+        flush=True,
+    )

@@ -153,6 +153,81 @@ def summarize(store: ResultStore, sid: str, trials: int, label: str, ran: int = 
     return Summary(line, mean, std, n, records, sid, ran)
 
 
+# -- dry run -------------------------------------------------------------------------------------
+@dataclass
+class Plan:
+    """What running a setting would do: its trials recorded and the time left, estimated."""
+
+    label: str
+    setting_id: str
+    trials: int
+    recorded: int
+    seconds: float | None  # estimated wall time of the missing trials; None: no basis
+    basis: str  # where the estimate comes from
+
+    @property
+    def line(self) -> str:
+        left = self.trials - self.recorded
+        if left == 0:
+            cost = "done"
+        elif self.seconds is None:
+            cost = f"{left} to run, no estimate ({self.basis})"
+        else:
+            cost = f"{left} to run, ~{format_duration(self.seconds)} ({self.basis})"
+        return f"{self.label}: {self.recorded}/{self.trials} trials recorded; {cost}"
+
+
+def format_duration(seconds: float) -> str:
+    """``42 s``, ``7.5 min`` or ``3.2 h``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def plan_setting(cfg: DictConfig | Mapping[str, Any], records=None) -> Plan:
+    """The dry run of a setting: how many of its trials are recorded, and an estimate of the
+    wall time of the others on this machine from the store's ``fit_seconds`` of the same model
+    on the same data (same N and m where there are such records), divided over the worker
+    processes the run would use. Trains nothing and loads no data."""
+    from pilid.config import check_config, normalize_config
+
+    config = resolved_config(cfg)
+    check_config(config)
+    config = normalize_config(config)
+    sid = setting_id(config)
+    store = ResultStore(_results_dir(config["results_dir"]))
+    if records is None:
+        records = store.records() if store.path.is_file() else []
+    trials = int(config["trials"])
+    done = {r["trial"] for r in records if r["setting_id"] == sid and r["trial"] < trials}
+    missing = trials - (0 if config.get("force") else len(done))
+    model, data = config["model"]["name"], config["data"]
+    same = [r for r in records if r.get("model") == model and r.get("dataset") == data["name"]]
+    exact = [
+        r
+        for r in same
+        if r.get("data", {}).get("N") == data.get("N")
+        and r.get("data", {}).get("m") == data.get("m")
+    ]
+    basis_records = exact or same
+    seconds = None
+    basis = f"no records of {model} on {data['name']} yet"
+    if basis_records:
+        per_trial = float(np.median([r.get("fit_seconds") or 0.0 for r in basis_records]))
+        from pilid.models.registry import get_model
+
+        batchable = bool(getattr(get_model(model), "batchable", False))
+        train = config.get("train") or {}
+        workers = resolve_n_jobs(train.get("n_jobs", "auto"), batchable, "cpu", max(missing, 1))
+        seconds = per_trial * missing / max(1, workers if batchable else 1)
+        basis = f"median {per_trial:.1f} s/trial of {len(basis_records)} records" + (
+            "" if exact else ", other N or m"
+        )
+    return Plan(setting_label(config), sid, trials, trials - missing, seconds, basis)
+
+
 # -- signals -------------------------------------------------------------------------------------
 class _Terminated(BaseException):
     """SIGTERM (e.g. a Slurm time-out) while trials run; raised like KeyboardInterrupt."""

@@ -30,6 +30,7 @@ BOOKKEEPING_KEYS = (
     "results_dir",
     "data_dir",
     "force",
+    "dry_run",
     "verbose",
     "gamma",  # the shortcut; model.gamma (where the model has one) carries the value
     "experiment_name",
