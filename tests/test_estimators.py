@@ -143,3 +143,25 @@ def test_shape_functions_and_plot():
     assert len(axes) == 1
     with pytest.raises(PilidError, match="unknown feature"):
         est.plot_shapes(features=["nope"])
+
+
+def test_predict_proba_is_overflow_free_for_huge_logits():
+    """p = expit(z): logits of -1000 / +1000 give exactly 0 / 1 and no overflow warning."""
+    import warnings
+
+    from pilid.models.nit import NITClassifier
+    from pilid.models.pilib import PiLiBClassifier
+
+    z = np.array([-1000.0, -40.0, 0.0, 40.0, 1000.0])
+    for cls in (PiLiDClassifier, MLPClassifier, PiLiBClassifier, NITClassifier):
+        est = cls(**{k: v for k, v in SMALL.items() if k != "hidden_layers"})
+        est.classes_ = np.array([0, 1])
+        est.decision_function = lambda X, z=z: z  # the logits a fitted model would give
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            proba = est.predict_proba(np.zeros((5, 2)))
+        assert proba[0].tolist() == [1.0, 0.0] and proba[-1].tolist() == [0.0, 1.0]
+        assert proba[2].tolist() == [0.5, 0.5]
+        moderate = z[1:4]  # where the textbook formula does not overflow
+        np.testing.assert_allclose(proba[1:4, 1], 1.0 / (1.0 + np.exp(-moderate)), rtol=1e-12)
+        np.testing.assert_allclose(proba.sum(1), 1.0)

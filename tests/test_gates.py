@@ -80,7 +80,9 @@ def test_eval_gates_are_deterministic_and_draw_no_random_numbers():
 
 
 def test_a_trial_does_not_depend_on_the_batch_it_is_trained_in():
-    """Trial t's initial weights, gates and gate noise depend on seeds[t] alone."""
+    """Trial t's initial weights, gates and gate noise depend on seeds[t] alone (bit for bit);
+    its output equals the lone trial's within float rounding (a batched matmul over T=2 may
+    round differently from T=1, which is why the runner trains in fixed blocks)."""
     pair = GatedBlocks(4, seeds=[7, 11], n_blocks=3, layers=[5])
     alone = GatedBlocks(4, seeds=[11], n_blocks=3, layers=[5])
     for (name, p2), (_, p1) in zip(pair.named_parameters(), alone.named_parameters()):
@@ -92,7 +94,7 @@ def test_a_trial_does_not_depend_on_the_batch_it_is_trained_in():
     x = torch.randn(1, 10, 4)
     pair.eval()
     alone.eval()
-    assert torch.equal(pair(x.expand(2, 10, 4))[1:], alone(x))
+    torch.testing.assert_close(pair(x.expand(2, 10, 4))[1:], alone(x), rtol=1e-5, atol=1e-6)
     # Different seeds give different trials.
     assert not torch.equal(pair.weights[0][0], pair.weights[0][1])
 

@@ -13,6 +13,8 @@ with masked columns (mask 0, weight 0) that never receive a gradient.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -103,7 +105,10 @@ class AdditiveEnsemble(nn.Module):
 
 
 def ridge_solve(
-    phi: torch.Tensor, target: torch.Tensor, ridge: float = LSTSQ_RIDGE
+    phi: torch.Tensor,
+    target: torch.Tensor,
+    ridge: float = LSTSQ_RIDGE,
+    names: Sequence[str] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Least squares of `target` (T, n) on `phi` (T, n, P) with an intercept, for T trials.
 
@@ -111,7 +116,8 @@ def ridge_solve(
     equations (Phi_c^T Phi_c + r I) w = Phi_c^T y_c with a Cholesky factorisation; r is
     `ridge` times the mean diagonal of the Gram matrix. The Gram matrix is formed in the input
     precision, the factorisation in float64. Returns the weights (T, P) and the intercept (T,)
-    so that predictions are ``phi @ w + intercept``.
+    so that predictions are ``phi @ w + intercept``. `names` (one per Phi column: its feature's
+    name) lets a failure name the columns involved.
     """
     mean_phi = phi.mean(1, keepdim=True)
     mean_y = target.mean(1, keepdim=True)
@@ -131,16 +137,41 @@ def ridge_solve(
             break
         r = torch.where(failed, r * 10.0, r)
     else:
-        raise PilidError(
-            "the least-squares initialisation failed (singular features); use init='gaussian'"
-        )
+        raise PilidError(_failure_message(gram, target, failed, names))
     w = torch.cholesky_solve(rhs, chol).squeeze(-1)
     intercept = mean_y.squeeze(1).double() - (mean_phi.squeeze(1).double() * w).sum(1)
     return w.to(phi.dtype), intercept.to(phi.dtype)
 
 
+def _failure_message(gram, target, failed, names) -> str:
+    """One line for a least-squares fit that no ridge made solvable, naming the columns."""
+    if not bool(torch.isfinite(target).all()):
+        return (
+            "the least-squares fit on Phi failed: its target has NaN or inf values (training "
+            "diverged?); lower lr or raise lam"
+        )
+    diag = torch.diagonal(gram[failed], dim1=1, dim2=2)
+    bad = (~torch.isfinite(diag)).any(0)  # Phi columns with NaN/inf entries (or overflow)
+    if not bool(bad.any()):
+        bad = torch.ones_like(bad)  # finite but unsolvable: every column is suspect
+    columns = torch.nonzero(bad).flatten()
+    involved = []
+    if names is not None:
+        for k in columns.tolist():
+            if k < len(names) and names[k] not in involved:
+                involved.append(names[k])
+    where = f" for column(s) {', '.join(repr(n) for n in involved)}" if involved else ""
+    return (
+        f"the least-squares initialisation failed (singular or non-finite features){where}; "
+        "rescale those columns (e.g. standardise them), drop them, or use init='gaussian'"
+    )
+
+
 def lstsq_init(
-    phi: torch.Tensor, target: torch.Tensor, mask: torch.Tensor
+    phi: torch.Tensor,
+    target: torch.Tensor,
+    mask: torch.Tensor,
+    names: Sequence[str] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Algorithm 1's least-squares start: w from `ridge_solve`, the intercept spread over b.
 
@@ -148,8 +179,9 @@ def lstsq_init(
     intercept, which is spread evenly over the per-piece biases b (the paper's footnote splits
     w_0 into constant terms of the marginal value functions). With omega = 1 the component's
     output is then exactly the least-squares prediction. Returns (w (T, P), b (T, P)).
+    `names` (one per Phi column) is handed to `ridge_solve` for its error message.
     """
-    w, intercept = ridge_solve(phi, target)
+    w, intercept = ridge_solve(phi, target, names=names)
     n_real = mask.sum(1, keepdim=True).clamp_min(1.0)
     b = mask * (intercept.unsqueeze(1) / n_real)
     return w * mask, b

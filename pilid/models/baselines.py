@@ -28,6 +28,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from pilid.errors import PilidError
+from pilid.models.params import ParamError, check_whole, is_real, is_whole
 
 __all__ = [
     "SVMClassifier",
@@ -193,26 +194,39 @@ class _GAMBase(BaseEstimator):
         self.verbose = verbose
 
     def _check_params(self) -> np.ndarray:
+        """Check every hyper-parameter as pygam would at fit; returns the lam grid."""
         order = self.spline_order
         if isinstance(order, bool) or not isinstance(order, int | np.integer) or order < 0:
-            raise PilidError(
-                f"spline_order={order!r} is invalid; use a whole number >= 0 (3: cubic)"
+            raise ParamError(
+                "spline_order",
+                order,
+                "use a whole number >= 0 (3: cubic)",
+                f"spline_order={order!r} is invalid; use a whole number >= 0 (3: cubic)",
             )
         k = self.n_splines
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k <= order:
-            raise PilidError(
-                f"n_splines={k!r} is invalid; use a whole number > spline_order={order} (e.g. 20)"
+            raise ParamError(
+                "n_splines",
+                k,
+                f"use a whole number > spline_order={order} (e.g. 20)",
+                f"n_splines={k!r} is invalid; use a whole number > spline_order={order} (e.g. 20)",
             )
         grid = DEFAULT_LAM_GRID if self.lam_grid is None else self.lam_grid
         try:
+            if isinstance(grid, str):
+                raise TypeError(grid)
             lams = np.asarray(list(grid), dtype=np.float64)
         except (TypeError, ValueError):
             lams = np.array([np.nan])
         if lams.ndim != 1 or lams.size == 0 or not np.all(np.isfinite(lams) & (lams > 0)):
-            raise PilidError(
-                f"lam_grid={grid!r} is invalid; pass a list of positive smoothing strengths "
-                "such as [0.001, 0.1, 10, 1000]"
+            raise ParamError(
+                "lam_grid",
+                grid,
+                "pass a list of positive smoothing strengths such as [0.001, 0.1, 10, 1000]",
             )
+        check_whole("max_iter", self.max_iter, 1, integral_float=True)  # pygam: an int >= 1
+        if not (is_real(self.tol) and 0 <= self.tol < np.inf):
+            raise ParamError("tol", self.tol, "use a number >= 0 such as 0.0001")
         return lams
 
     def _terms(self, X: np.ndarray):
@@ -329,6 +343,10 @@ class GAMClassifier(_LogitClassifierMixin, _GAMBase):
 # ----------------------------------------------------------------------------------------------
 
 
+def _int_or_none(value):
+    return None if value is None else int(value)
+
+
 class _GA2MBase(BaseEstimator):
     """GA2M (Lou et al. 2013) by InterpretML's explainable boosting machine (EBM).
 
@@ -376,28 +394,85 @@ class _GA2MBase(BaseEstimator):
         self.random_state = random_state
         self.categorical_features = categorical_features
 
-    def _ebm(self, n_features: int):
-        from interpret import glassbox
-
+    def _check_params(self) -> None:
+        """Check every hyper-parameter as EBM would at fit (interpret-core 0.7.8)."""
+        hints = {"outer_bags": "use a whole number >= 1", "n_jobs": "use -1 (all cores) or >= 1"}
         for key in ("outer_bags", "n_jobs"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int | np.integer) or value == 0:
-                raise PilidError(
+                raise ParamError(
+                    key,
+                    value,
+                    hints[key],
                     f"{key}={value!r} is invalid; use a whole number (outer_bags >= 1, n_jobs >= 1 "
-                    "or -1 for all cores)"
+                    "or -1 for all cores)",
                 )
         if self.outer_bags < 1:
-            raise PilidError(f"outer_bags={self.outer_bags} is invalid; use a whole number >= 1")
+            raise ParamError("outer_bags", self.outer_bags, "use a whole number >= 1")
+        self._check_interactions()
+        for key, low in (
+            ("inner_bags", 0),
+            ("max_rounds", 0),
+            ("early_stopping_rounds", 0),
+            ("min_samples_leaf", 0),
+            ("max_bins", 3),  # one bin for missing, one for unseen values, one or more for data
+            ("max_interaction_bins", 3),
+        ):
+            check_whole(key, getattr(self, key), low, integral_float=True)
+        for key in ("smoothing_rounds", "interaction_smoothing_rounds"):
+            value = getattr(self, key)
+            if value is not None:
+                check_whole(key, value, 0, integral_float=True)
+        lr = self.learning_rate
+        if lr is not None and not (is_real(lr) and 0 < lr < np.inf):
+            raise ParamError(
+                "learning_rate", lr, "use a positive number such as 0.01, or None (EBM's default)"
+            )
+        size = self.validation_size
+        if not (is_real(size) and 0 <= size < np.inf and (size < 1 or is_whole(size, True))):
+            raise ParamError(
+                "validation_size",
+                size,
+                "use a fraction in [0, 1) of each outer bag, or a whole number of rows",
+            )
+
+    def _check_interactions(self) -> None:
         inter = self.interactions
-        if isinstance(inter, bool) or (isinstance(inter, int | np.integer) and inter < 0):
-            raise PilidError(f"interactions={inter!r} is invalid; use a whole number >= 0")
+        if inter is None or isinstance(inter, list | tuple):
+            return  # None: no pairs; a list of feature pairs is checked by EBM against the data
+        if isinstance(inter, str):
+            text = inter.strip()
+            try:
+                times = float(text[:-1]) if text.lower().endswith("x") else np.nan
+            except ValueError:
+                times = np.nan
+            ok = 0 <= times < np.inf
+        else:
+            ok = (is_whole(inter) and inter >= 0) or (
+                is_real(inter) and not is_whole(inter) and 0 <= inter < 1
+            )
+        if not ok:
+            raise ParamError(
+                "interactions",
+                inter,
+                "use a whole number >= 0 of pairs, a fraction in [0, 1) of the features, or a "
+                "string such as '3x' (3 times the number of features)",
+            )
+
+    def _ebm(self, n_features: int):
+        from interpret import glassbox
+
+        self._check_params()
+        inter = self.interactions
+        if is_whole(inter):
+            inter = int(inter)
         names = getattr(self, "feature_names_in_", None)
         categorical = categorical_mask(self.categorical_features, n_features, names)
         feature_types = ["nominal" if c else None for c in categorical]
         optional = {
             "learning_rate": self.learning_rate,
-            "smoothing_rounds": self.smoothing_rounds,
-            "interaction_smoothing_rounds": self.interaction_smoothing_rounds,
+            "smoothing_rounds": _int_or_none(self.smoothing_rounds),
+            "interaction_smoothing_rounds": _int_or_none(self.interaction_smoothing_rounds),
         }
         seed = self.random_state
         if isinstance(seed, np.random.RandomState):
@@ -407,13 +482,13 @@ class _GA2MBase(BaseEstimator):
             feature_types=feature_types,
             interactions=inter,
             outer_bags=int(self.outer_bags),
-            inner_bags=self.inner_bags,
-            max_bins=self.max_bins,
-            max_interaction_bins=self.max_interaction_bins,
-            max_rounds=self.max_rounds,
-            early_stopping_rounds=self.early_stopping_rounds,
+            inner_bags=int(self.inner_bags),
+            max_bins=int(self.max_bins),
+            max_interaction_bins=int(self.max_interaction_bins),
+            max_rounds=int(self.max_rounds),
+            early_stopping_rounds=int(self.early_stopping_rounds),
             validation_size=self.validation_size,
-            min_samples_leaf=self.min_samples_leaf,
+            min_samples_leaf=int(self.min_samples_leaf),
             n_jobs=int(self.n_jobs),
             random_state=seed,
             **{k: v for k, v in optional.items() if v is not None},
@@ -564,6 +639,34 @@ class _GABase(BaseEstimator):
         kwargs = {k: getattr(self, k) for k in self._TEACHER_KEYS if k in accepted}
         return cls(**kwargs)
 
+    _STUDENTS = ("ebm", "gam")
+
+    def _check_params(self) -> None:
+        """Check the teacher's and both students' hyper-parameters before anything trains."""
+        if self.student not in self._STUDENTS:
+            raise ParamError(
+                "student",
+                self.student,
+                "use ebm or gam",
+                f"student={self.student!r} is unknown; use 'ebm' or 'gam'",
+            )
+        if self.teacher is None:
+            self._make_teacher(classification=False)._check_params()
+        students = (
+            (
+                GA2MRegressor(
+                    interactions=0, outer_bags=self.student_outer_bags, n_jobs=self.n_jobs
+                ),
+                {"outer_bags": "student_outer_bags"},
+            ),
+            (GAMRegressor(n_splines=self.student_n_splines), {"n_splines": "student_n_splines"}),
+        )
+        for student, keys in students:
+            try:
+                student._check_params()
+            except ParamError as error:
+                raise error.renamed(keys.get(error.key, error.key)) from None
+
     def _make_student(self):
         if self.student == "ebm":
             return GA2MRegressor(
@@ -577,10 +680,16 @@ class _GABase(BaseEstimator):
             return GAMRegressor(
                 n_splines=self.student_n_splines, categorical_features=self.categorical_features
             )
-        raise PilidError(f"student={self.student!r} is unknown; use 'ebm' or 'gam'")
+        raise ParamError(
+            "student",
+            self.student,
+            "use ebm or gam",
+            f"student={self.student!r} is unknown; use 'ebm' or 'gam'",
+        )
 
     def _distil(self, X: np.ndarray, y: np.ndarray, classification: bool):
-        student = self._make_student()  # checks `student` before the teacher trains
+        self._check_params()  # before the teacher trains
+        student = self._make_student()
         teacher = self._make_teacher(classification).fit(X, y)
         target = _teacher_logit(teacher, X) if classification else teacher.predict(X)
         target = np.asarray(target, dtype=np.float64).ravel()

@@ -25,20 +25,30 @@ from torch import nn
 
 from pilid.errors import PilidError
 from pilid.models.gates import BETA, GAMMA, ZETA, HardConcreteGates
+from pilid.models.params import ParamError
 from pilid.train.trainer import STREAM_DEEP, trial_generator
 
 
 def _check_layers(layers: Sequence[int]) -> tuple[int, ...]:
+    hint = "give a non-empty list of whole numbers >= 1, e.g. [16, 8]"
     try:
+        if isinstance(layers, str):
+            raise TypeError(layers)
         sizes = tuple(int(h) for h in layers)
-    except (TypeError, ValueError):
-        raise PilidError(
-            f"block_layers={layers!r} must be a list of hidden sizes, e.g. [16, 8]"
+    except (TypeError, ValueError, OverflowError):
+        raise ParamError(
+            "block_layers",
+            layers,
+            hint,
+            f"block_layers={layers!r} must be a list of hidden sizes, e.g. [16, 8]",
         ) from None
     if not sizes or any(h < 1 or h != g for h, g in zip(sizes, layers)):
-        raise PilidError(
+        raise ParamError(
+            "block_layers",
+            layers,
+            hint,
             f"block_layers={list(layers)!r} must be a non-empty list of whole numbers >= 1, e.g. "
-            "[16, 8]"
+            "[16, 8]",
         )
     return sizes
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import torch
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, check_random_state, validate_data
@@ -27,6 +28,7 @@ from pilid.device import resolve_device
 from pilid.errors import PilidError
 from pilid.models.additive import AdditiveEnsemble, lstsq_init
 from pilid.models.mlp import EnsembleMLP, check_hidden_layers
+from pilid.models.params import ParamError, check_bool
 from pilid.models.piecewise import (
     KNOT_METHODS,
     Knots,
@@ -70,6 +72,55 @@ class _Prepared:
 
 def _is_categorical_dtype(dtype) -> bool:
     return isinstance(dtype, pd.CategoricalDtype) or not pd.api.types.is_numeric_dtype(dtype)
+
+
+_TEMPORAL_FIX = {
+    "datetime": "days since a date, or year/month/day columns",
+    "timedelta": "X[{col}].dt.total_seconds()",
+    "period": "X[{col}].dt.year, or days since a date",
+}
+_INFERRED_TEMPORAL = {
+    "datetime64": "datetime",
+    "datetime": "datetime",
+    "date": "datetime",
+    "timedelta64": "timedelta",
+    "timedelta": "timedelta",
+    "period": "period",
+}
+
+
+def _temporal_kind(X: pd.DataFrame, j: int) -> str | None:
+    """'datetime', 'timedelta' or 'period' when column j holds dates or durations, else None."""
+    dtype = X.dtypes.iloc[j]
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "datetime"
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "timedelta"
+    if isinstance(dtype, pd.PeriodDtype):
+        return "period"
+    if pd.api.types.is_object_dtype(dtype):  # e.g. datetime.date objects
+        return _INFERRED_TEMPORAL.get(pd.api.types.infer_dtype(X.iloc[:, j], skipna=True))
+    return None
+
+
+def _check_frame(X: pd.DataFrame) -> None:
+    """Reject what a DataFrame may hold but the estimators cannot use: duplicate column names
+    (which column would a shape belong to?) and dates or durations (one category per date)."""
+    columns = pd.Index(X.columns)
+    if columns.has_duplicates:
+        dup = columns[columns.duplicated()].unique()
+        counts = ", ".join(f"{c!r} ({int((columns == c).sum())} times)" for c in dup)
+        raise PilidError(
+            f"X has duplicate column names: {counts}; give every column a unique name (or drop "
+            "the copies) before calling the estimator"
+        )
+    for j, name in enumerate(columns):
+        kind = _temporal_kind(X, j)
+        if kind is not None:
+            fix = _TEMPORAL_FIX[kind].format(col=repr(name))
+            raise PilidError(
+                f"column {name!r} has {kind} dtype; convert it to numbers (e.g. {fix}) before fit"
+            )
 
 
 class NeuralEstimator(BaseEstimator):
@@ -131,56 +182,89 @@ class NeuralEstimator(BaseEstimator):
 
     # ------------------------------------------------------------ parameters
     def _check_params(self) -> None:
+        """Check every hyper-parameter; a bad one raises `ParamError` (a one-line PilidError)."""
+
         def whole(name, low, allow_none=False):
             v = getattr(self, name)
             if v is None and allow_none:
                 return
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low:
-                raise PilidError(f"{name}={v!r} is invalid; use a whole number >= {low}")
+                raise ParamError(name, v, f"use a whole number >= {low}")
 
         whole("epochs", 0)
         whole("batch_size", 1)
         whole("patience", 1, allow_none=True)
-        if not (isinstance(self.lr, numbers.Real) and self.lr > 0):
-            raise PilidError(f"lr={self.lr!r} is invalid; use a positive number such as 0.005")
+        if not (isinstance(self.lr, numbers.Real) and 0 < self.lr < np.inf):
+            raise ParamError("lr", self.lr, "use a positive number such as 0.005")
         vf = self.val_fraction
         if not (isinstance(vf, numbers.Real) and 0 <= vf < 1):
-            raise PilidError(f"val_fraction={vf!r} is invalid; use a number in [0, 1), e.g. 0.1")
+            raise ParamError("val_fraction", vf, "use a number in [0, 1), e.g. 0.1")
         if self.optimizer not in ("adam", "sgd"):
-            raise PilidError(
-                f"optimizer={self.optimizer!r} is unknown; use adam (the paper's) or sgd"
+            raise ParamError(
+                "optimizer",
+                self.optimizer,
+                "use adam (the paper's) or sgd",
+                f"optimizer={self.optimizer!r} is unknown; use adam (the paper's) or sgd",
             )
         if getattr(self, "reg", "l2") not in REGS:
-            raise PilidError(f"reg={self.reg!r} is unknown; use l1 or l2 (Eq. 11)")
+            raise ParamError(
+                "reg",
+                self.reg,
+                "use l1 or l2 (Eq. 11)",
+                f"reg={self.reg!r} is unknown; use l1 or l2 (Eq. 11)",
+            )
         lam = getattr(self, "lam", 0.0)
-        if not (isinstance(lam, numbers.Real) and lam >= 0):
-            raise PilidError(f"lam={lam!r} is invalid; use a number >= 0 such as 1e-5")
+        if not (isinstance(lam, numbers.Real) and 0 <= lam < np.inf):
+            raise ParamError("lam", lam, "use a number >= 0 such as 1e-5")
         groups = getattr(self, "reg_groups", "all")
         for g in (groups,) if isinstance(groups, str) else tuple(groups):
             if g not in REG_GROUPS:
-                raise PilidError(f"reg_groups has {g!r}; use any of {', '.join(REG_GROUPS)}")
+                raise ParamError(
+                    "reg_groups",
+                    groups,
+                    f"use any of {', '.join(REG_GROUPS)}",
+                    f"reg_groups has {g!r}; use any of {', '.join(REG_GROUPS)}",
+                )
         sigma = getattr(self, "sigma", None)
-        if sigma is not None and not (isinstance(sigma, numbers.Real) and sigma > 0):
-            raise PilidError(
-                f"sigma={sigma!r} is invalid; use a positive std such as 0.05 (the paper's "
-                "configs) or None (He init)"
+        if sigma is not None and not (isinstance(sigma, numbers.Real) and 0 < sigma < np.inf):
+            raise ParamError(
+                "sigma",
+                sigma,
+                "use a positive std such as 0.05 (the paper's configs) or None (He init)",
             )
         if getattr(self, "hidden_layers", None) is not None:
             check_hidden_layers(self.hidden_layers)
+        if hasattr(self, "purify"):
+            check_bool("purify", self.purify)
         if self._has_additive:
             if getattr(self, "knots", "uniform") not in KNOT_METHODS:
-                raise PilidError(
-                    f"knots={self.knots!r} is unknown; use one of {', '.join(KNOT_METHODS)}"
+                raise ParamError(
+                    "knots",
+                    self.knots,
+                    f"use one of {', '.join(KNOT_METHODS)}",
+                    f"knots={self.knots!r} is unknown; use one of {', '.join(KNOT_METHODS)}",
                 )
             if getattr(self, "init", "lstsq") not in INITS:
-                raise PilidError(f"init={self.init!r} is unknown; use lstsq or gaussian")
+                raise ParamError(
+                    "init",
+                    self.init,
+                    "use lstsq or gaussian",
+                    f"init={self.init!r} is unknown; use lstsq or gaussian",
+                )
             g = self.gamma
             gs = [g] if np.ndim(g) == 0 else list(g)
             for v in gs:
-                if isinstance(v, bool) or not isinstance(v, numbers.Real) or v < 1 or v != int(v):
-                    raise PilidError(
-                        f"gamma={g!r} is invalid; the number of pieces per feature must be a "
-                        "whole number >= 1 (gamma=1 is a linear model)"
+                if (
+                    isinstance(v, bool)
+                    or not isinstance(v, numbers.Real)
+                    or not float(v).is_integer()
+                    or v < 1
+                ):
+                    raise ParamError(
+                        "gamma",
+                        g,
+                        "the number of pieces per feature must be a whole number >= 1 (gamma=1 "
+                        "is a linear model)",
                     )
         resolve_device(self.device)
 
@@ -190,7 +274,14 @@ class NeuralEstimator(BaseEstimator):
         if not hasattr(X, "dtypes") or not hasattr(X, "columns"):
             if fit:
                 self.categories_ = {}
+            if getattr(getattr(X, "dtype", None), "kind", "") in ("M", "m"):
+                raise PilidError(
+                    "X holds dates or durations (numpy datetime64/timedelta64); convert them to "
+                    "numbers (e.g. days since a date) before calling the estimator"
+                )
             return X, np.zeros(0, dtype=bool)
+        if isinstance(X, pd.DataFrame):
+            _check_frame(X)
         auto = np.array([_is_categorical_dtype(t) for t in X.dtypes], dtype=bool)
         if fit:
             self.categories_ = {}
@@ -487,6 +578,29 @@ def _ensemble_data(preps: list[_Prepared], device) -> EnsembleData:
     return data
 
 
+def _column_names(est: NeuralEstimator, m: int) -> list[str]:
+    """The fit data's column names (x0, x1, ... for arrays without names)."""
+    names = getattr(est, "feature_names_in_", None)
+    if names is not None and len(names) == m:
+        return [str(c) for c in names]
+    return [f"x{j}" for j in range(m)]
+
+
+def _check_phi_finite(data: EnsembleData, names: list[str]) -> None:
+    """Phi (Definition 2) is evaluated in float32: values beyond its range (|x| > 3.4e38) give
+    NaN. Name the columns instead of letting the least squares or the training fail."""
+    bad = torch.zeros(len(names), dtype=torch.bool, device=data.phi[1].device)
+    for phi in (data.phi, data.phi_val):
+        if phi is not None:
+            bad |= (~torch.isfinite(phi[1])).flatten(0, 1).any(0)
+    if bool(bad.any()):
+        columns = ", ".join(repr(names[j]) for j in torch.nonzero(bad).flatten().tolist())
+        raise PilidError(
+            f"column(s) {columns} cannot be cut into pieces: their values are beyond float32's "
+            "range (|x| > 3.4e38); rescale them (e.g. standardise them) before fit"
+        )
+
+
 def _build_additive(est: NeuralEstimator, preps: list[_Prepared], data: EnsembleData, device):
     T = len(preps)
     m = preps[0].X.shape[1]
@@ -498,13 +612,20 @@ def _build_additive(est: NeuralEstimator, preps: list[_Prepared], data: Ensemble
         feature[t, : len(f)] = torch.as_tensor(f)
         mask[t, : len(f)] = 1.0
     feature, mask = feature.to(device), mask.to(device)
+    names = _column_names(est, m)
+    _check_phi_finite(data, names)
     if est.init == "lstsq":
         target = data.y if est._task == "regression" else 2.0 * data.y - 1.0
         col, frac = data.phi
         ws, bs = [], []
         for t in range(T):  # one dense Phi (n x P) at a time
             dense = phi_dense(col[t], frac[t], feature[t])
-            w_t, b_t = lstsq_init(dense[None], target[t : t + 1], mask[t : t + 1])
+            w_t, b_t = lstsq_init(
+                dense[None],
+                target[t : t + 1],
+                mask[t : t + 1],
+                names=[names[j] for j in feature[t].tolist()],
+            )
             ws.append(w_t)
             bs.append(b_t)
         w, b = torch.cat(ws), torch.cat(bs)
@@ -750,8 +871,9 @@ class _Classifier(ClassifierMixin):
         return self._raw(X)
 
     def predict_proba(self, X) -> np.ndarray:
+        """[P(classes_[0]), P(classes_[1])]: the logistic function of the logit (overflow-free)."""
         z = self.decision_function(X)
-        p = 1.0 / (1.0 + np.exp(-z))
+        p = expit(np.asarray(z, dtype=np.float64))
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X) -> np.ndarray:

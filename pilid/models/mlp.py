@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from pilid.errors import PilidError
+from pilid.models.params import ParamError
 from pilid.train.trainer import STREAM_DEEP, trial_generator
 
 
@@ -29,13 +29,16 @@ def check_hidden_layers(hidden_layers) -> tuple[int, ...]:
     """Validate `hidden_layers` (a sequence of whole numbers >= 1; empty = linear output)."""
     try:
         sizes = tuple(int(h) for h in hidden_layers)
-        ok = all(h >= 1 and float(h) == float(g) for h, g in zip(sizes, hidden_layers))
-    except (TypeError, ValueError):
+        ok = not isinstance(hidden_layers, str) and all(
+            h >= 1 and float(h) == float(g) for h, g in zip(sizes, hidden_layers)
+        )
+    except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
-        raise PilidError(
-            f"hidden_layers={hidden_layers!r} is invalid; give a list of layer sizes >= 1, e.g. "
-            "[100, 200, 400, 400, 200, 100] (the paper's)"
+        raise ParamError(
+            "hidden_layers",
+            hidden_layers,
+            "give a list of layer sizes >= 1, e.g. [100, 200, 400, 400, 200, 100] (the paper's)",
         )
     return sizes
 

@@ -21,7 +21,10 @@ Values outside the training range follow Definition 2 literally: below the first
 entry is 0 and above the last every entry is 1, i.e. they are clipped to the end points and the
 shape is constant beyond the training range. A constant feature has a single point; it gets one
 piece of zero width whose entry is 0 everywhere, so it contributes a constant (no division by
-zero, no NaN).
+zero, no NaN). Points closer together than `point_tolerance` (a few float64 ulps of the feature's
+magnitude, and at least float32's smallest normal number, 1.2e-38) are merged: Phi is computed in
+float32, where such a piece could not be inverted (1 / width overflows, giving NaN). A feature whose
+whole training range is that small (e.g. zeros and one 1e-300) is thereby constant as well.
 
 Everything is computed with whole-array operations; Phi for a dataset is built once (torch) and
 mini-batches take rows of it.
@@ -38,6 +41,27 @@ import torch
 from pilid.errors import PilidError
 
 KNOT_METHODS = ("uniform", "quantile")
+#: Characteristic points closer than max(POINT_ATOL, POINT_RTOL * max|x|) are merged (see the
+#: module docstring): a few float64 ulps, or a width whose inverse overflows float32.
+POINT_RTOL = 4 * float(np.finfo(np.float64).eps)
+POINT_ATOL = float(np.finfo(np.float32).tiny)
+
+
+def point_tolerance(lo, hi):
+    """The smallest distance between two characteristic points of a feature in [lo, hi]."""
+    return np.maximum(POINT_ATOL, POINT_RTOL * np.maximum(np.abs(lo), np.abs(hi)))
+
+
+def _merge_close(points: np.ndarray, tol: float) -> np.ndarray:
+    """Sorted `points` without those within `tol` of the point before them (the first stays).
+
+    Every kept gap is then wider than `tol`; points that only differ by rounding (or a range too
+    small to represent) collapse, down to a single point for a near-constant feature.
+    """
+    if points.size < 2:
+        return points
+    keep = np.concatenate([[True], np.diff(points) > tol])
+    return points[keep]
 
 
 @dataclass
@@ -118,7 +142,8 @@ def fit_knots(
 
     Numeric feature j: ``uniform`` gives phi_j^k = alpha_j + k / gamma_j (beta_j - alpha_j),
     ``quantile`` gives the training quantiles k / gamma_j with coinciding points merged.
-    Categorical feature: its sorted unique values.
+    Categorical feature: its sorted unique values. Points within `point_tolerance` of the one
+    before them are dropped; a range within it (or zero) leaves the single point alpha_j.
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 1:
@@ -129,17 +154,20 @@ def fit_knots(
     gammas = _check_gamma(gamma, m)
     cat = np.zeros(m, dtype=bool) if categorical is None else np.asarray(categorical, dtype=bool)
     lo, hi = X.min(axis=0), X.max(axis=0)
+    tol = point_tolerance(lo, hi)
     points = []
     for j in range(m):  # one small step per feature (not per sample)
         if cat[j]:
             p = np.unique(X[:, j])
+        elif hi[j] - lo[j] <= tol[j]:
+            p = lo[j : j + 1].copy()  # constant, or a range too small to represent
         elif method == "uniform":
             p = lo[j] + (hi[j] - lo[j]) * np.arange(gammas[j] + 1) / gammas[j]
             p[-1] = hi[j]
-            p = np.unique(p)  # collapses a constant feature to one point
+            p = np.unique(p)
         else:
             p = np.unique(np.quantile(X[:, j], np.linspace(0.0, 1.0, gammas[j] + 1)))
-        points.append(p)
+        points.append(_merge_close(p, tol[j]))
     return Knots(points=points, categorical=cat)
 
 

@@ -64,6 +64,7 @@ from pilid.models.estimators import (
     _ShapeMixin,
 )
 from pilid.models.gates import GateOrderWarning, deterministic_gates, pilib_order_penalty
+from pilid.models.params import ParamError
 from pilid.models.piecewise import fit_knots, phi_numpy
 from pilid.train import Phase
 
@@ -209,7 +210,7 @@ class _BlockModel(NeuralEstimator):
         def whole(name, low):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < low:
-                raise PilidError(f"{name}={v!r} is invalid; use a whole number >= {low}")
+                raise ParamError(name, v, f"use a whole number >= {low}")
 
         whole("n_blocks", 1)
         whole("max_order", 1)
@@ -220,13 +221,11 @@ class _BlockModel(NeuralEstimator):
         for name, strict in (("lambda0", False), ("gate_lr_scale", True), ("init_scale", True)):
             v = getattr(self, name)
             ok = isinstance(v, numbers.Real) and not isinstance(v, bool)
-            if not ok or v < 0 or (strict and v == 0):
-                raise PilidError(
-                    f"{name}={v!r} is invalid; use a number {'>' if strict else '>='} 0"
-                )
+            if not ok or not v < np.inf or v < 0 or (strict and v == 0):
+                raise ParamError(name, v, f"use a number {'>' if strict else '>='} 0")
         p = self.init_prob
         if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 < p < 1:
-            raise PilidError(f"init_prob={p!r} is invalid; use a probability in (0, 1), e.g. 0.9")
+            raise ParamError("init_prob", p, "use a probability in (0, 1), e.g. 0.9")
 
     def _finalize(self, prep) -> None:
         """Base fitted attributes, then the block summaries on the trial's training rows."""

@@ -11,10 +11,16 @@ Two config keys are renamed because their natural names collide with run-level s
 `rbf_gamma` (svm) becomes scikit-learn's `gamma` (the run's `gamma` is PiLiD's number of pieces
 and never reaches the SVM), and `cores` (rf, ga2m, ga) becomes `n_jobs`, the cores one fit uses
 (`train.n_jobs` is the number of trials run in parallel).
+
+`check_model_params(name, task, params)` checks every hyper-parameter of a setting without
+training (a sweep can check all its settings before the first one trains); `build` runs the same
+check, so a bad value stops with one line in the command line's syntax
+(``model.n_estimators=0 is invalid for rf: ...``), never with a library traceback at fit time.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,8 +28,19 @@ from typing import Any
 import numpy as np
 
 from pilid.errors import PilidError
+from pilid.models.params import ParamError
 
-__all__ = ["ModelSpec", "MODELS", "TASKS", "get_model", "make_estimator", "predict_scores", "score"]
+__all__ = [
+    "ModelSpec",
+    "MODELS",
+    "TASKS",
+    "check_estimator_params",
+    "check_model_params",
+    "get_model",
+    "make_estimator",
+    "predict_scores",
+    "score",
+]
 
 TASKS = ("regression", "classification")
 METRICS = {"mse": "mse", "auc": "auc", "roc_auc": "auc"}
@@ -113,8 +130,13 @@ def _indices(categorical: Iterable[int] | Iterable[bool] | None) -> list[int]:
     return [int(j) for j in values]
 
 
-def _builder(load: Callable[[], tuple[type, type]], **options) -> Callable[..., Any]:
-    """A `build` function: `load()` returns (regressor class, classifier class), imported late."""
+def _builder(name: str, load: Callable[[], tuple[type, type]], **options) -> Callable[..., Any]:
+    """A `build` function: `load()` returns (regressor class, classifier class), imported late.
+
+    With the model's registry `name`, the built estimator's hyper-parameters are checked
+    (`check_estimator_params`), so a bad value stops at build time with one line in the
+    command line's syntax instead of a traceback at fit time.
+    """
 
     def build(
         task: str,
@@ -126,8 +148,12 @@ def _builder(load: Callable[[], tuple[type, type]], **options) -> Callable[..., 
         _check_task(task)
         regressor, classifier = load()
         cls = regressor if task == "regression" else classifier
-        return make_estimator(cls, params, seed, device, categorical, **options)
+        estimator = make_estimator(cls, params, seed, device, categorical, **options)
+        if name:
+            check_estimator_params(name, estimator, options.get("rename"))
+        return estimator
 
+    build.checks_params = bool(name)
     return build
 
 
@@ -168,52 +194,55 @@ MODELS: dict[str, ModelSpec] = {
     for spec in (
         ModelSpec(
             "pilid",
-            _builder(_estimators("PiLiDRegressor", "PiLiDClassifier")),
+            _builder("pilid", _estimators("PiLiDRegressor", "PiLiDClassifier")),
             batchable=True,
             label="PiLiD",
         ),
         ModelSpec(
             "mlp",
-            _builder(_estimators("MLPRegressor", "MLPClassifier")),
+            _builder("mlp", _estimators("MLPRegressor", "MLPClassifier")),
             batchable=True,
             label="MLP",
         ),
         ModelSpec(
             "pilib",
-            _builder(_estimators("PiLiBRegressor", "PiLiBClassifier", "pilid.models.pilib")),
+            _builder(
+                "pilib", _estimators("PiLiBRegressor", "PiLiBClassifier", "pilid.models.pilib")
+            ),
             batchable=True,
             label="PiLiB",
         ),
         ModelSpec(
             "nit",
-            _builder(_estimators("NITRegressor", "NITClassifier", "pilid.models.nit")),
+            _builder("nit", _estimators("NITRegressor", "NITClassifier", "pilid.models.nit")),
             batchable=True,
             label="NIT",
         ),
         ModelSpec(
             "svm",
-            _builder(_svm, rename={"rbf_gamma": "gamma"}, foreign=("gamma",)),
+            _builder("svm", _svm, rename={"rbf_gamma": "gamma"}, foreign=("gamma",)),
             label="SVM (rbf kernel)",
         ),
         ModelSpec(
             "rf",
-            _builder(_rf, rename=_CORES, default_if_none=("max_features", "criterion")),
+            _builder("rf", _rf, rename=_CORES, default_if_none=("max_features", "criterion")),
             label="Random Forest",
         ),
         ModelSpec(
             "linear",
-            _builder(_linear),
+            _builder("linear", _linear),
             label="Linear Regression",
             classification_label="Logistic Regression",
         ),
         ModelSpec(
             "gam",
-            _builder(_estimators("GAMRegressor", "GAMClassifier", "pilid.models.baselines")),
+            _builder("gam", _estimators("GAMRegressor", "GAMClassifier", "pilid.models.baselines")),
             label="GAM",
         ),
         ModelSpec(
             "ga2m",
             _builder(
+                "ga2m",
                 _estimators("GA2MRegressor", "GA2MClassifier", "pilid.models.baselines"),
                 rename=_CORES,
             ),
@@ -222,6 +251,7 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec(
             "ga",
             _builder(
+                "ga",
                 _estimators("GARegressor", "GAClassifier", "pilid.models.baselines"),
                 rename=_CORES,
             ),
@@ -229,6 +259,154 @@ MODELS: dict[str, ModelSpec] = {
         ),
     )
 }
+
+
+#: `train.*` keys the runner merges into `params` (`pilid.experiments.runner.TRAIN_PARAM_KEYS`).
+TRAIN_KEYS = ("epochs", "batch_size", "lr", "optimizer", "patience", "val_fraction")
+#: Constructor keys that come from top-level settings rather than from `model.*`.
+_TOP_LEVEL_KEYS = {
+    "verbose": "verbose",
+    "random_state": "seed",
+    "device": "device",
+    "categorical_features": "categorical_features",
+}
+#: Examples where the constructor's default is not the config's (scikit-learn n_jobs=None: 1 core).
+_EXAMPLES = {"n_jobs": -1}
+_SKLEARN_MESSAGE = re.compile(
+    r"The '(\w+)' parameter of \w+ (must be .+?)\. Got .* instead\.?$", re.S
+)
+
+
+def check_model_params(name: str, task: str, params: Mapping[str, Any]) -> None:
+    """Check every hyper-parameter of model `name` for `task` without training anything.
+
+    `params` is what the runner hands to `ModelSpec.build`: the model config minus `name`,
+    merged with the `train.*` settings (epochs, batch_size, lr, optimizer, patience,
+    val_fraction) and `verbose`. The estimator is built as the runner builds it and its values
+    are checked: scikit-learn estimators (svm, rf, linear) by scikit-learn's own
+    `_validate_params()` (plus the cross-checks their `fit` makes), the pygam/EBM adapters (gam,
+    ga2m, ga's students) by what those libraries reject at fit, the neural estimators (pilid,
+    mlp, pilib, nit, ga's teacher) by `NeuralEstimator._check_params`. A bad value raises
+    `PilidError` with one line in the command line's syntax, e.g. ``model.n_estimators=0 is
+    invalid for rf: must be an int in the range [1, inf); fix it, e.g. model.n_estimators=100``
+    (renamed keys by their config names, `model.rbf_gamma`, `model.cores`; training keys as
+    `train.<key>`). Unknown `name` or `task` raise `PilidError` too. Takes well under a
+    millisecond once the estimator's module is imported.
+    """
+    spec = get_model(name)
+    _check_task(task)
+    estimator = spec.build(task, dict(params or {}), 0, "cpu", [])
+    if not getattr(spec.build, "checks_params", False):  # a spec registered from outside
+        check_estimator_params(name, estimator)
+
+
+def check_estimator_params(name: str, estimator, rename: Mapping[str, str] | None = None) -> None:
+    """Check the hyper-parameters of a built, unfitted `estimator` of registry model `name`.
+
+    `rename` maps config keys to constructor keys (as in `make_estimator`); the error message
+    names the config key. See `check_model_params`.
+    """
+    try:
+        _validate_estimator(estimator)
+    except ParamError as error:
+        back = {target: source for source, target in (rename or {}).items()}
+        key = _cli_key(error.key, back)
+        line = f"{key}={_cli_value(error.value)} is invalid for {name}: {_one_line(error.hint)}"
+        example = _example(estimator, error.key)
+        if example is not None:
+            line += f"; fix it, e.g. {key}={_cli_value(example[0])}"
+        raise PilidError(line) from None
+    except PilidError as error:
+        raise PilidError(_one_line(str(error))) from None
+    except (TypeError, ValueError, OverflowError) as error:  # a value no check foresaw
+        raise PilidError(
+            f"invalid hyper-parameters for {name}: {_one_line(str(error))}; check conf/model/"
+            f"{name}.yaml and your model.* overrides"
+        ) from None
+
+
+def _validate_estimator(estimator) -> None:
+    """Raise `ParamError` for the first bad hyper-parameter of `estimator` (unfitted)."""
+    if callable(getattr(estimator, "_check_params", None)):
+        estimator._check_params()
+        return
+    if not callable(getattr(estimator, "_validate_params", None)):
+        return  # not an estimator we know how to check
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    try:
+        estimator._validate_params()
+    except InvalidParameterError as error:
+        text = _one_line(str(error))
+        match = _SKLEARN_MESSAGE.match(text)
+        if match is None:
+            raise PilidError(f"{type(estimator).__name__}: {text}") from None
+        key = match.group(1)
+        value = estimator.get_params(deep=False).get(key)
+        raise ParamError(key, value, match.group(2)) from None
+    params = estimator.get_params(deep=False)
+    # Checks scikit-learn makes in fit, outside `_parameter_constraints`:
+    if params.get("bootstrap") is False and params.get("max_samples") is not None:
+        raise ParamError(
+            "max_samples",
+            params["max_samples"],
+            "must be null when bootstrap=false (or set bootstrap=true)",
+        )
+    n_jobs = params.get("n_jobs")
+    if isinstance(n_jobs, int | np.integer) and not isinstance(n_jobs, bool) and n_jobs == 0:
+        raise ParamError("n_jobs", n_jobs, "use -1 (all cores) or a whole number >= 1")  # joblib
+    if params.get("kernel") == "precomputed":
+        raise ParamError("kernel", "precomputed", "the runner passes features, not a kernel matrix")
+
+
+def _example(estimator, key: str) -> tuple[Any] | None:
+    """`(value,)`: the constructor's default for `key` when it passes the check, else None."""
+    from sklearn.base import clone
+
+    try:
+        default = type(estimator)().get_params(deep=False)[key]
+        if default is None and key in _EXAMPLES:
+            default = _EXAMPLES[key]
+        trial = clone(estimator).set_params(**{key: default})
+        _validate_estimator(trial)
+    except ParamError as error:
+        if error.key == key:
+            return None
+    except Exception:
+        return None
+    return (default,)
+
+
+def _cli_key(key: str, back: Mapping[str, str]) -> str:
+    """The command-line name of constructor key `key` (`train.lr`, `model.cores`, `seed`)."""
+    if key in TRAIN_KEYS:
+        return f"train.{key}"
+    if key in _TOP_LEVEL_KEYS:
+        return _TOP_LEVEL_KEYS[key]
+    return f"model.{back.get(key, key)}"
+
+
+def _cli_value(value) -> str:
+    """`value` as a Hydra override writes it: null, true, [1,2], 0.001, scale, 'two words'."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value if re.fullmatch(r"[\w.+\-/:]+", value) else repr(value)
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{k}:{_cli_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple | np.ndarray):
+        return "[" + ",".join(_cli_value(v) for v in value) + "]"
+    if isinstance(value, np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
+        return repr(float(value))
+    return str(value)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split()).rstrip(".")
 
 
 def get_model(name: str) -> ModelSpec:
