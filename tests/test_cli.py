@@ -64,6 +64,6 @@ def test_default_run_config_composes_into_a_runnable_setting():
     assert config["trials"] == 20 and config["seed"] == 0 and config["device"] == "auto"
     assert config["model"]["name"] == "pilid" and config["model"]["gamma"] == config["gamma"]
     assert config["data"]["name"] == "synthetic"
-    assert config["train"]["batched"] is True and config["train"]["trials_per_batch"] is None
+    assert config["train"]["batched"] is True and config["train"]["trials_per_batch"] == "auto"
     assert config["results_dir"] == "results/runs" and config["force"] is False
     assert len(setting_id(cfg)) == 16
