@@ -269,7 +269,8 @@ def test_slurm_launcher_config_extends_the_plugin():
             )
     launcher = OmegaConf.to_container(cfg.hydra.launcher, resolve=True)
     assert launcher["_target_"].endswith("submitit_launcher.SlurmLauncher")
-    assert launcher["setup"] == ["export OMP_NUM_THREADS=8"]
+    assert launcher["setup"][0] == "export OMP_NUM_THREADS=8"
+    assert 'trap "" TERM' in launcher["setup"][1]  # the job's scontrol survives its requeue
     assert launcher["max_num_timeout"] >= 1  # safe: requeued jobs skip recorded trials
     assert {"partition", "account", "gres", "array_parallelism"} <= set(launcher)
 
