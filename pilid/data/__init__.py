@@ -1,11 +1,13 @@
 """pilid.data: every dataset of the paper, loaded the same way every time.
 
 ``load_dataset(name, data_dir=None, **options) -> Dataset`` and
-``make_split(dataset, seed, test_size=0.2) -> Split``. Names: ``synthetic`` (Section 4.1) and the
-UCI datasets ``bike``, ``bank``, ``spambase``, ``skill`` (Section 4.2). The UCI files are read from
-``data_dir``, else ``$PILID_DATA_DIR``, else ``~/.cache/pilid`` (one sub-folder per dataset); a
-missing one is downloaded there from UCI's official archive on first use and checked
-(``download=False`` / ``data.download=false`` turns that off).
+``make_split(dataset, seed, test_size=0.2) -> Split``. Names: ``synthetic`` (Section 4.1;
+``generator="demo"`` is the paper's simulation as the authors' demo code generates it,
+``pilid.data.demo``) and the UCI datasets ``bike``, ``bank``, ``spambase``, ``skill``
+(Section 4.2). The UCI files are read from ``data_dir``, else ``$PILID_DATA_DIR``, else
+``~/.cache/pilid`` (one sub-folder per dataset); a missing one is downloaded there from UCI's
+official archive on first use and checked (``download=False`` / ``data.download=false`` turns
+that off).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pilid.data.dataset import Dataset, Split
+from pilid.data.demo import DemoTrueShapes, generate_demo
 from pilid.data.files import resolve_data_dir
 from pilid.data.split import make_split
 from pilid.data.synthetic import TrueShapes, generate, load_synthetic
@@ -79,9 +82,11 @@ __all__ = [
     "DATASETS",
     "Dataset",
     "DatasetSpec",
+    "DemoTrueShapes",
     "Split",
     "TrueShapes",
     "generate",
+    "generate_demo",
     "load_dataset",
     "make_split",
     "resolve_data_dir",

@@ -24,6 +24,11 @@ U(0.5, 1.5) (so no feature has more than 3 times another's), the interaction ter
 The truth (functions, weights, interaction sets) depends only on ``seed`` and ``m``; the objects,
 the noise and the label draws come from their own streams of the same seed, with the first ``N``
 rows identical whatever the ``N`` (settings that differ in ``N`` share the truth and are nested).
+
+``generator="legendre"`` (the default) is this generator; ``generator="demo"`` is the paper's
+simulation as the authors' demo code generates it (raw monomials with U(-1, 1) coefficients,
+features scaled per feature, products of products; :mod:`pilid.data.demo`), the one the
+paper's simulation experiments use.
 """
 
 from __future__ import annotations
@@ -37,11 +42,15 @@ import pandas as pd
 from numpy.polynomial import legendre
 from scipy.special import expit
 
-from pilid.data import _checks
+from pilid.data import _checks, demo
 from pilid.data.dataset import METRICS, TASKS, Dataset
 from pilid.errors import PilidError
 
 LABELS = ("bernoulli", "threshold")
+#: ``generator=`` choices: this module's Legendre generator and the demo code's (pilid.data.demo).
+GENERATORS = ("legendre", "demo")
+#: ``n_interactions=None`` means this for the Legendre generator (``demo.default_pairs`` for demo).
+LEGENDRE_INTERACTIONS = 5
 #: The coefficient of P~_k has std k**-COEF_DECAY: smooth shapes that still use degree 10.
 COEF_DECAY = 2.0
 # Independent random streams spawned from the seed, by role (order fixed forever).
@@ -155,16 +164,43 @@ def _interaction_sets(rng: np.random.Generator, m: int, order: int, count: int) 
     return np.array(sorted(chosen), dtype=np.int64)
 
 
+def _legendre_only(generator: str, **options) -> None:
+    """Reject options of the Legendre generator set away from their defaults for the demo's."""
+    defaults = {"interaction_order": 2, "interaction_share": 0.2, "interaction_degree": 3}
+    for name, value in options.items():
+        if generator == "demo" and value != defaults[name]:
+            raise PilidError(
+                f"{name}={value!r} applies to generator=legendre only; drop it for "
+                "generator=demo (whose products are set by n_interactions)"
+            )
+
+
 def make_true_shapes(
     m: int,
     seed: int = 0,
-    n_interactions: int = 5,
+    n_interactions: int | None = LEGENDRE_INTERACTIONS,
     interaction_order: int = 2,
     interaction_share: float = 0.2,
     degree: int = 10,
     interaction_degree: int = 3,
-) -> TrueShapes:
-    """Steps (a) and (c) of Section 4.1: the truth, from ``seed`` and ``m`` alone (not ``N``)."""
+    generator: str = "legendre",
+) -> TrueShapes | demo.DemoTrueShapes:
+    """Steps (a) and (c) of Section 4.1: the truth, from ``seed`` and ``m`` alone (not ``N``).
+
+    ``generator="demo"``: the demo code's truth (:func:`pilid.data.demo.make_demo_truth`);
+    ``n_interactions=None`` is each generator's default (5 here, ``demo.default_pairs(m)``).
+    """
+    generator = _checks.choice("generator", generator, GENERATORS)
+    _legendre_only(
+        generator,
+        interaction_order=interaction_order,
+        interaction_share=interaction_share,
+        interaction_degree=interaction_degree,
+    )
+    if generator == "demo":
+        return demo.make_demo_truth(m, seed, n_interactions, degree)
+    if n_interactions is None:
+        n_interactions = LEGENDRE_INTERACTIONS
     m = _checks.whole("m", m, 1)
     seed = _checks.whole("data_seed", seed, 0)
     n_interactions = _checks.whole("n_interactions", n_interactions, 0)
@@ -260,7 +296,7 @@ def load_synthetic(
     N: int = 2000,
     m: int = 10,
     task: str = "regression",
-    n_interactions: int = 5,
+    n_interactions: int | None = None,
     noise: float = 0.5,
     data_seed: int = 0,
     label: str = "bernoulli",
@@ -269,8 +305,16 @@ def load_synthetic(
     logit_scale: float = 1.0,
     degree: int = 10,
     interaction_degree: int = 3,
+    generator: str = "legendre",
 ) -> Dataset:
-    """``generate`` wrapped as a :class:`Dataset` (features ``x0..x{m-1}``, left unscaled)."""
+    """``generate`` (or, with ``generator="demo"``, :func:`pilid.data.demo.generate_demo`, the
+    demo code's simulation of Section 4.1) wrapped as a :class:`Dataset` (features
+    ``x0..x{m-1}``, left unscaled). ``n_interactions=None``: the generator's default (5 for
+    legendre, ``20 * m`` products for demo); ``label`` for demo: threshold, median or bernoulli.
+    """
+    generator = _checks.choice("generator", generator, GENERATORS)
+    if n_interactions is None and generator == "legendre":
+        n_interactions = LEGENDRE_INTERACTIONS
     params = {
         "N": N,
         "m": m,
@@ -284,7 +328,28 @@ def load_synthetic(
         "logit_scale": logit_scale,
         "degree": degree,
         "interaction_degree": interaction_degree,
+        "generator": generator,
     }
+    if generator == "demo":
+        _legendre_only(
+            generator,
+            interaction_order=interaction_order,
+            interaction_share=interaction_share,
+            interaction_degree=interaction_degree,
+        )
+        X, y, shapes = demo.generate_demo(
+            N,
+            m,
+            task=task,
+            n_interactions=n_interactions,
+            noise=noise,
+            seed=data_seed,
+            label=label,
+            logit_scale=logit_scale,
+            degree=degree,
+        )
+        params["n_interactions"] = shapes.n_interactions
+        return _dataset(task, X, y, shapes, params)
     X, y, shapes = generate(
         N,
         m,
@@ -299,6 +364,10 @@ def load_synthetic(
         degree=degree,
         interaction_degree=interaction_degree,
     )
+    return _dataset(task, X, y, shapes, params)
+
+
+def _dataset(task: str, X: np.ndarray, y: np.ndarray, shapes, params: dict) -> Dataset:
     names = list(shapes.feature_names)
     return Dataset(
         name="synthetic",
