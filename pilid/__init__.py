@@ -1,6 +1,8 @@
 """pilid: interpretable piecewise-linear + deep models (PiLiD, PiLiB; Guo et al., IJCAI 2020).
 
-The estimators are imported lazily so that `import pilid` stays cheap for the command line.
+The public names are resolved lazily (`_LAZY`, on first use) so that `import pilid` stays cheap
+for the command line: this module imports nothing from pilid, so every layer may import it (for
+`__version__`). The layers and what each may import: CONTRIBUTING.md, "Layers".
 """
 
 from __future__ import annotations
@@ -8,10 +10,10 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 _LAZY = {
-    "PiLiDRegressor": "pilid.models.estimators",
-    "PiLiDClassifier": "pilid.models.estimators",
-    "MLPRegressor": "pilid.models.estimators",
-    "MLPClassifier": "pilid.models.estimators",
+    "PiLiDRegressor": "pilid.models.pilid",
+    "PiLiDClassifier": "pilid.models.pilid",
+    "MLPRegressor": "pilid.models.pilid",
+    "MLPClassifier": "pilid.models.pilid",
     "PiLiBRegressor": "pilid.models.pilib",
     "PiLiBClassifier": "pilid.models.pilib",
     "NITRegressor": "pilid.models.nit",

@@ -18,9 +18,10 @@ import time
 import numpy as np
 import torch
 
-from pilid.models.additive import lstsq_init
-from pilid.models.estimators import PAPER_HIDDEN_LAYERS, MLPRegressor, PiLiDRegressor
-from pilid.models.piecewise import fit_knots, phi_torch
+from pilid.models.pilid import MLPRegressor, PiLiDRegressor
+from pilid.nn.additive import lstsq_init
+from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
+from pilid.nn.piecewise import fit_knots, phi_torch
 
 
 def matmul_gflops(size: int, repeats: int) -> float:

@@ -24,7 +24,8 @@ import numpy as np
 import torch
 from sklearn.base import clone
 
-from pilid.models.estimators import PAPER_HIDDEN_LAYERS, PiLiDRegressor
+from pilid.models.pilid import PiLiDRegressor
+from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.train import fit_batched
 
 

@@ -25,9 +25,10 @@ import numpy as np
 from sklearn.base import clone
 
 from pilid.data.synthetic import generate
-from pilid.models.estimators import PAPER_HIDDEN_LAYERS, PiLiDRegressor
 from pilid.models.fidelity import estimator_fidelity
-from pilid.models.piecewise import phi_numpy
+from pilid.models.pilid import PiLiDRegressor
+from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
+from pilid.nn.piecewise import phi_numpy
 from pilid.train import fit_batched
 
 

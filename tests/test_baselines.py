@@ -19,17 +19,12 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from pilid.data import load_dataset, make_split
 from pilid.errors import PilidError
-from pilid.models.baselines import (
-    GA2MClassifier,
-    GA2MRegressor,
-    GAClassifier,
-    GAMClassifier,
-    GAMRegressor,
-    GARegressor,
-    SVMClassifier,
-    categorical_mask,
-)
+from pilid.models.ga import GAClassifier, GARegressor
+from pilid.models.ga2m import GA2MClassifier, GA2MRegressor
+from pilid.models.gam import GAMClassifier, GAMRegressor
+from pilid.models.inputs import categorical_mask
 from pilid.models.registry import get_model, predict_scores, score
+from pilid.models.svm import SVMClassifier
 
 FAST_EBM = {"outer_bags": 1, "n_jobs": 1, "random_state": 0}
 TINY_MLP = {"hidden_layers": [16, 16], "epochs": 5, "batch_size": 64, "device": "cpu"}
@@ -198,7 +193,7 @@ def test_ga_with_gam_student_passes_scikit_learn_estimator_checks():
 
 
 def test_ga_default_teacher_is_the_paper_mlp():
-    from pilid.models.estimators import MLPClassifier, MLPRegressor
+    from pilid.models.pilid import MLPClassifier, MLPRegressor
 
     data = load_dataset("synthetic", N=400, m=4, n_interactions=1)
     split = make_split(data, seed=0)

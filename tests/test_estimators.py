@@ -13,8 +13,20 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from pilid import MLPClassifier, MLPRegressor, PiLiDClassifier, PiLiDRegressor
+from pilid import (
+    MLPClassifier,
+    MLPRegressor,
+    NITClassifier,
+    NITRegressor,
+    PiLiBClassifier,
+    PiLiBRegressor,
+    PiLiDClassifier,
+    PiLiDRegressor,
+)
 from pilid.errors import PilidError
+from pilid.models.ga import GAClassifier, GARegressor
+from pilid.models.ga2m import GA2MClassifier, GA2MRegressor
+from pilid.models.gam import GAMClassifier, GAMRegressor
 
 matplotlib.use("Agg")
 
@@ -35,6 +47,60 @@ EXPECTED_FAILED_CHECKS: dict[str, str] = {}
 )
 def test_sklearn_checks(estimator, check):
     check(estimator)
+
+
+BLOCKS_SMALL = dict(
+    n_blocks=3,
+    block_layers=(4,),
+    epochs=5,
+    warmup_epochs=1,
+    phase1_epochs=3,
+    mask_patience=1,
+    batch_size=32,
+    device="cpu",
+    random_state=0,
+)
+GA2M_SMALL = dict(interactions=2, outer_bags=1, n_jobs=1, max_rounds=200, random_state=0)
+
+
+@parametrize_with_checks(
+    [
+        PiLiBRegressor(gamma=3, **BLOCKS_SMALL),
+        PiLiBClassifier(gamma=3, **BLOCKS_SMALL),
+        NITRegressor(**BLOCKS_SMALL),
+        NITClassifier(**BLOCKS_SMALL),
+        GAMRegressor(n_splines=5, lam_grid=[1.0]),
+        GAMClassifier(n_splines=5, lam_grid=[1.0]),
+        GA2MRegressor(**GA2M_SMALL),
+        GA2MClassifier(**GA2M_SMALL),
+    ],
+    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
+)
+@pytest.mark.filterwarnings("ignore::pilid.nn.gates.GateOrderWarning")  # 3 gate epochs: expected
+def test_sklearn_checks_block_models_and_additive_baselines(estimator, check):
+    """The same checks for PiLiB, NIT, GAM and GA2M (~100 s on 2 busy cores, none skipped)."""
+    check(estimator)
+
+
+def test_every_hyper_parameter_has_a_constraint():
+    """scikit-learn checks the keys of `_parameter_constraints`; a key without one is unchecked."""
+    for cls in (
+        PiLiDRegressor,
+        PiLiDClassifier,
+        MLPRegressor,
+        MLPClassifier,
+        PiLiBRegressor,
+        PiLiBClassifier,
+        NITRegressor,
+        NITClassifier,
+        GAMRegressor,
+        GAMClassifier,
+        GA2MRegressor,
+        GA2MClassifier,
+        GARegressor,
+        GAClassifier,
+    ):
+        assert set(cls._parameter_constraints) == set(cls._get_param_names()), cls.__name__
 
 
 def _data(n=300, seed=0):

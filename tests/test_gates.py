@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from pilid.errors import PilidError
-from pilid.models.blocks import GatedBlocks
-from pilid.models.gates import (
+from pilid.nn.blocks import GatedBlocks
+from pilid.nn.gates import (
     BETA,
     GAMMA,
     ZETA,

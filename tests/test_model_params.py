@@ -14,7 +14,9 @@ import pytest
 import yaml
 
 from pilid.errors import PilidError
-from pilid.models.baselines import GA2MRegressor, GAClassifier, GAMClassifier, GAMRegressor
+from pilid.models.ga import GAClassifier
+from pilid.models.ga2m import GA2MRegressor
+from pilid.models.gam import GAMClassifier, GAMRegressor
 from pilid.models.params import ParamError
 from pilid.models.registry import MODELS, TRAIN_KEYS, check_model_params, get_model
 

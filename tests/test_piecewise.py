@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from pilid.errors import PilidError
-from pilid.models.piecewise import fit_knots, phi_numpy, phi_torch, piece_values
+from pilid.nn.piecewise import fit_knots, phi_numpy, phi_torch, piece_values
 
 
 def phi_definition2(X, points):

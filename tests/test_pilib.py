@@ -17,9 +17,9 @@ from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 
 from pilid.errors import PilidError
-from pilid.models.gates import GateOrderWarning
 from pilid.models.nit import NITClassifier, NITRegressor
 from pilid.models.pilib import PiLiBClassifier, PiLiBRegressor, plot_interaction
+from pilid.nn.gates import GateOrderWarning
 from pilid.train import fit_batched
 
 TRUE_PAIRS = [("x0", "x1"), ("x2", "x3")]

@@ -5,10 +5,10 @@ import pytest
 import torch
 from sklearn.linear_model import LinearRegression
 
-from pilid.models.additive import AdditiveEnsemble, ridge_solve
-from pilid.models.estimators import PiLiDClassifier, PiLiDRegressor
-from pilid.models.mlp import EnsembleMLP
-from pilid.models.piecewise import compact_layout, fit_knots, phi_compact, phi_numpy
+from pilid.models.pilid import PiLiDClassifier, PiLiDRegressor
+from pilid.nn.additive import AdditiveEnsemble, ridge_solve
+from pilid.nn.mlp import EnsembleMLP
+from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact, phi_numpy
 
 FAST = dict(hidden_layers=(16, 8), batch_size=64, device="cpu", random_state=0)
 

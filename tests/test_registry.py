@@ -17,8 +17,10 @@ from sklearn.svm import SVR
 from pilid.config import CONF_DIR, group_options
 from pilid.data import load_dataset, make_split
 from pilid.errors import PilidError
-from pilid.models.baselines import GA2MRegressor, GAMClassifier, SVMClassifier
+from pilid.models.ga2m import GA2MRegressor
+from pilid.models.gam import GAMClassifier
 from pilid.models.registry import MODELS, ModelSpec, get_model, predict_scores, score
+from pilid.models.svm import SVMClassifier
 
 BASELINES = ("svm", "rf", "linear", "gam", "ga2m", "ga")
 TRAIN = {"epochs": 3, "batch_size": 64, "lr": 0.005, "optimizer": "adam", "patience": 10}

@@ -1,1 +1,16 @@
-"""pilid.models"""
+"""pilid.models: the scikit-learn estimators (layer 4 of CONTRIBUTING.md, "Layers").
+
+Families, one module each:
+
+- `pilid`: PiLiD (Section 3) and the MLP baseline; `pilib`: PiLiB (Section 3.3); `nit`: NIT.
+  Their shared base is `neural` (`NeuralEstimator`), the gated-block machinery of PiLiB and NIT
+  is `gated`; they train through `pilid.train.fit_batched`.
+- Baselines of Section 4: `svm`, `gam`, `ga2m`, `ga` (random forest and linear/logistic
+  regression are scikit-learn's own).
+- Shared: `params` (hyper-parameter constraints and `ParamError`), `inputs` (X, y and
+  `categorical_features`), `outputs` (logit classifiers), `plotting`, `fidelity`.
+- `registry`: one `ModelSpec` per `model=` name of the command line, and the paper's metrics.
+
+`estimators` and `baselines` only re-export the families under the module names that the
+comments of conf/model/*.yaml give.
+"""

@@ -1,7 +1,7 @@
 """NIT, Neural Interaction Transparency (Tsang, Liu, Purushotham, Murali & Liu, NeurIPS 2018).
 
 A baseline of Table 3 in Guo et al., IJCAI 2020: the same B gated MLP blocks as PiLiB
-(`pilid.models.blocks.GatedBlocks`) with no piecewise-linear component, so the blocks must carry
+(`pilid.nn.blocks.GatedBlocks`) with no piecewise-linear component, so the blocks must carry
 the main effects as well as the interactions:
 
     U(y) = b + sum_i g_i(x * z_i).
@@ -10,7 +10,7 @@ Loss: the task loss plus Tsang et al.'s L_K,
 
     L_K = max(max_i k_i - K, 0) + lambda0 * (1/B) sum_i k_i,
 
-with k_i the expected order of block i (`pilid.models.gates.nit_order_penalty`; Tsang's lambda
+with k_i the expected order of block i (`pilid.nn.gates.nit_order_penalty`; Tsang's lambda
 is called `lambda0` here so that PiLiB and NIT share their hyper-parameter names). Training
 follows the same schedule as PiLiB (`pilid.models.pilib`): a warm-up without L_K, phase 1 with
 L_K until the block orders are <= K and the masks have settled (capped at `phase1_epochs`, with a
@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import torch
 
-from pilid.models.estimators import _Classifier, _Regressor
-from pilid.models.gates import nit_order_penalty
-from pilid.models.pilib import _BlockModel
+from pilid.models.gated import BlockModel
+from pilid.models.neural import PENALTY_CONSTRAINTS, ClassifierOutput, RegressorOutput
+from pilid.nn.gates import nit_order_penalty
+
+__all__ = ["NITClassifier", "NITRegressor"]
 
 
-class NITBase(_BlockModel):
+class NITBase(BlockModel):
     _has_additive = False
+    _parameter_constraints = {**BlockModel._parameter_constraints, **PENALTY_CONSTRAINTS}
 
     def __init__(
         self,
@@ -94,9 +97,9 @@ _NIT_DOC = """
     """
 
 
-class NITRegressor(_Regressor, NITBase):
+class NITRegressor(RegressorOutput, NITBase):
     __doc__ = "NIT (Tsang et al., NeurIPS 2018) for regression: gated MLP blocks." + _NIT_DOC
 
 
-class NITClassifier(_Classifier, NITBase):
+class NITClassifier(ClassifierOutput, NITBase):
     __doc__ = "NIT (Tsang et al., NeurIPS 2018) for binary classification." + _NIT_DOC

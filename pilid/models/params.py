@@ -1,21 +1,41 @@
-"""Hyper-parameter errors that know their parameter: `ParamError` and small value checks.
+"""Hyper-parameter checks: scikit-learn's `_parameter_constraints`, raised as `ParamError`.
 
-Every estimator check raises `ParamError(key, value, hint)`, a `PilidError` whose message is the
-usual one line for Python users (``lam=-1 is invalid; use a number >= 0 such as 1e-5``) and which
-also carries the constructor key, the bad value and the hint, so that
-`pilid.models.registry.check_model_params` can restate it in the command line's syntax
-(``model.lam=-1 is invalid for pilid: ...``).
+Every estimator of `pilid.models` declares its valid values in `_parameter_constraints` (a
+subclass extends its parent's dict), in scikit-learn's vocabulary (`Interval`, `StrOptions`,
+"boolean", "random_state", ...) plus the few rules below that scikit-learn has no word for
+(`Whole`, `Number`, `Choice`, `Satisfies`). `validate_params(estimator)` runs scikit-learn's
+check and re-raises its error as `ParamError(key, value, hint)`: a `PilidError` (so also a
+`ValueError`) and an `InvalidParameterError`, whose message is one line for Python users
+(``lam=-1 is invalid; must be a float in the range [0.0, inf)``) and which carries the key, the
+bad value and the hint, so that `pilid.models.registry.check_model_params` can restate it in the
+command line's syntax (``model.lam=-1 is invalid for pilid: ...; fix it, e.g. model.lam=1e-05``).
 """
 
 from __future__ import annotations
 
 import numbers
+import re
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, InvalidParameterError, Options, StrOptions
 
 from pilid.errors import PilidError
 
+__all__ = [
+    "Choice",
+    "Number",
+    "ParamError",
+    "Satisfies",
+    "Whole",
+    "is_whole",
+    "one_line",
+    "validate_params",
+]
 
-class ParamError(PilidError):
+
+class ParamError(PilidError, InvalidParameterError):
     """A bad hyper-parameter `key` of value `value`; `hint` says what a valid value is."""
 
     def __init__(self, key: str, value: Any, hint: str, message: str | None = None):
@@ -36,27 +56,93 @@ class ParamError(PilidError):
 
 def is_whole(value: Any, integral_float: bool = False) -> bool:
     """True for an integer (not a bool); with `integral_float`, also a float such as 8.0."""
-    if isinstance(value, bool):
+    if isinstance(value, bool | np.bool_):
         return False
     if isinstance(value, numbers.Integral):
         return True
     return integral_float and isinstance(value, numbers.Real) and float(value).is_integer()
 
 
-def is_real(value: Any) -> bool:
-    """True for a finite or infinite real number that is not a bool."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+class Whole(Interval):
+    """A whole number in an interval: `Interval(Integral, ...)` that refuses bools (True is no
+    epoch count); `integral_float=True` also takes floats such as 100.0 (as pygam/EBM do)."""
+
+    def __init__(self, left, right=None, *, closed="left", integral_float=False):
+        super().__init__(numbers.Integral, left, right, closed=closed)
+        self.integral_float = integral_float
+
+    def is_satisfied_by(self, val):
+        return is_whole(val, self.integral_float) and val in self
+
+    def __str__(self):
+        text = super().__str__()
+        return text.replace("an int", "a whole number", 1) if self.integral_float else text
 
 
-def check_whole(key: str, value: Any, low: int, integral_float: bool = False) -> None:
-    """Raise `ParamError` unless `value` is a whole number >= `low`."""
-    if not (is_whole(value, integral_float) and value >= low):
-        raise ParamError(key, value, f"use a whole number >= {low}")
+class Number(Interval):
+    """A real number in an interval: `Interval(Real, ...)` that refuses bools. An interval open
+    at infinity refuses inf as well (scikit-learn compares with inf)."""
+
+    def __init__(self, left, right=None, *, closed):
+        super().__init__(numbers.Real, left, right, closed=closed)
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, bool | np.bool_) and super().is_satisfied_by(val)
 
 
-def check_bool(key: str, value: Any) -> None:
-    """Raise `ParamError` unless `value` is True or False."""
-    import numpy as np
+class Choice(StrOptions):
+    """`StrOptions` that lists its strings in the given order (a set would shuffle them)."""
 
-    if not isinstance(value, bool | np.bool_):
-        raise ParamError(key, value, "use true or false")
+    def __init__(self, options):
+        super().__init__(set(options))
+        self.order = tuple(options)
+
+    def __str__(self):
+        return "a str among {" + ", ".join(repr(o) for o in self.order) + "}"
+
+
+class Satisfies(Options):
+    """A rule scikit-learn has no constraint for: `predicate(value)` decides, `description`
+    (e.g. "a non-empty list of whole numbers >= 1") ends the message. (An `Options` subclass
+    because scikit-learn's `make_constraint` accepts only its own constraint classes.)"""
+
+    def __init__(self, predicate: Callable[[Any], bool], description: str):
+        super().__init__(object, set())
+        self.predicate = predicate
+        self.description = description
+
+    def is_satisfied_by(self, val):
+        try:
+            return bool(self.predicate(val))
+        except (TypeError, ValueError, OverflowError):
+            return False
+
+    def __str__(self):
+        return self.description
+
+
+_SKLEARN_MESSAGE = re.compile(
+    r"The '(\w+)' parameter of \w+ (must be .+?)\. Got .* instead\.?$", re.S
+)
+
+
+def one_line(text: str) -> str:
+    """`text` on one line, without a final full stop."""
+    return " ".join(str(text).split()).rstrip(".")
+
+
+def validate_params(estimator) -> None:
+    """Check `estimator`'s hyper-parameters against its `_parameter_constraints` (scikit-learn's
+    `_validate_params`); the first bad one raises `ParamError` whose hint is the constraint."""
+    try:
+        estimator._validate_params()
+    except ParamError:
+        raise
+    except InvalidParameterError as error:
+        text = one_line(str(error))
+        match = _SKLEARN_MESSAGE.match(text)
+        if match is None:
+            raise PilidError(f"{type(estimator).__name__}: {text}") from None
+        key = match.group(1)
+        value = estimator.get_params(deep=False).get(key)
+        raise ParamError(key, value, match.group(2)) from None

@@ -1,108 +1,158 @@
-"""The PiLiD ensemble module (Eq. 9) and purification of its deep part.
+"""PiLiD and its MLP baseline as scikit-learn estimators.
 
-Guo et al., IJCAI 2020, Eq. (9): ``U(y) = w_0 + u^T Phi + u(x_1, ..., x_m)``: the additive
-piecewise-linear component (`pilid.models.additive`) plus a deep component (the MLP of
-`pilid.models.mlp`, or PiLiB's blocks), trained jointly. Every parameter and buffer carries a
-leading trial dimension T.
-
-Purification (beyond the paper). The deep component can learn main effects too, and then the
-additive shapes are no longer the model's whole main effect. `purify_` moves the deep part's main
-effect into the additive part after training, in the generalised functional-ANOVA sense
-(Hooker 2007): the deep output on the training rows is projected (least squares, centred) onto
-the span of Phi, i.e. onto the additive piecewise-linear functions; the projection is added to
-the additive part and subtracted from the deep part. The model's output is unchanged; the
-purified deep part has no piecewise-linear main effect left on the training data.
+`PiLiDRegressor` / `PiLiDClassifier` implement the model of Section 3 of Guo et al., IJCAI 2020
+(Eq. 9-11, Algorithm 1): a piecewise-linear additive component on Phi (Definitions 1-2) plus an
+MLP, trained jointly. `MLPRegressor` / `MLPClassifier` are the same MLP and training without
+the additive component (the paper's MLP baseline). Both families are `NeuralEstimator`s
+(`pilid.models.neural`); training goes through `pilid.train.fit_batched`.
 """
 
 from __future__ import annotations
 
-import torch
-from torch import nn
+from pilid.models.neural import (
+    ADDITIVE_CONSTRAINTS,
+    HIDDEN_LAYERS,
+    PENALTY_CONSTRAINTS,
+    SIGMA,
+    ClassifierOutput,
+    NeuralEstimator,
+    RegressorOutput,
+    ShapeMixin,
+)
+from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 
-from pilid.models.additive import AdditiveEnsemble, piecewise_terms, ridge_solve
-from pilid.models.piecewise import phi_dense
+__all__ = ["MLPClassifier", "MLPRegressor", "PiLiDClassifier", "PiLiDRegressor"]
 
-
-class PiLiDEnsemble(nn.Module):
-    """Eq. (9) for T trials: ``out = additive(phi) + deep(x)``, each (T, B); either may be None.
-
-    `x` is (T, B, m); `phi` is Phi in compact form ``(col, frac)``, each (T, B, m)
-    (`pilid.models.piecewise.phi_compact`).
-
-    `shift_w` (T, P) and `shift_c` (T,) hold the purified main effect: they are added to the
-    additive part and subtracted from the deep part, so `forward` does not need them.
+_PILID_DOC = """
+    Parameters (defaults give a good model out of the box; the paper's settings in brackets):
+    gamma: pieces per numeric feature, int or one per feature (Definition 1) [1-20].
+    knots: "uniform" (the paper: equal sub-intervals of the training range) or "quantile".
+    init: "lstsq" (Algorithm 1: least squares of y on Phi, Cholesky of the ridge normal
+        equations; classification: least squares on the labels coded -1/+1) or "gaussian".
+    hidden_layers: MLP layer sizes [(100, 200, 400, 400, 200, 100)]; sigma: std of the MLP's
+        Gaussian weight init (and of w with init="gaussian"); None (default): He-normal
+        sqrt(2 / fan_in) per layer, which trains far better than a small fixed std [0.05].
+    reg, lam: L1/L2 penalty lam * Omega of Eq. 11; reg_groups: "all" (Eq. 11), "additive",
+        "deep", or any of "w", "b", "omega".
+    purify: after training, move the MLP's main effect into the additive shapes (predictions
+        unchanged; see `pilid.nn.ensemble`).
+    lr [0.005], epochs (upper bound), batch_size, optimizer ("adam" [paper] or "sgd"): the
+        paper gives no epoch count or batch size; 100 / 256 with early stopping here.
+    patience, val_fraction: early stopping on a held-out fraction of the training rows, best
+        weights restored (patience=None: no early stopping, all rows train).
+    random_state, device ("auto": CUDA when present), categorical_features (indices, names or
+        a boolean mask; pandas category/object/string columns are categorical anyway),
+        verbose (progress bar with the epoch losses).
     """
 
-    def __init__(self, additive: AdditiveEnsemble | None, deep: nn.Module | None, n_trials: int):
-        super().__init__()
-        self.additive = additive
-        self.deep = deep
-        self.n_trials = int(n_trials)
-        P = additive.w.shape[1] if additive is not None else 0
-        dtype = additive.w.dtype if additive is not None else torch.float32
-        self.register_buffer("shift_w", torch.zeros(n_trials, P, dtype=dtype))
-        self.register_buffer("shift_c", torch.zeros(n_trials, dtype=dtype))
 
-    def _deep(self, x, phi):
-        if getattr(self.deep, "uses_phi", False):
-            return self.deep(x, phi)
-        return self.deep(x)
+class PiLiDBase(ShapeMixin, NeuralEstimator):
+    _parameter_constraints = {
+        **NeuralEstimator._parameter_constraints,
+        **PENALTY_CONSTRAINTS,
+        **ADDITIVE_CONSTRAINTS,
+        "hidden_layers": [HIDDEN_LAYERS, None],  # None: the additive component alone
+        "sigma": SIGMA,
+    }
 
-    def forward(self, x: torch.Tensor, phi=None) -> torch.Tensor:
-        out = None
-        if self.additive is not None:
-            out = self.additive(phi)
-        if self.deep is not None:
-            d = self._deep(x, phi)
-            out = d if out is None else out + d
-        if out is None:
-            raise RuntimeError("PiLiDEnsemble has neither an additive nor a deep component")
-        return out
+    def __init__(
+        self,
+        gamma=5,
+        knots="uniform",
+        init="lstsq",
+        hidden_layers=PAPER_HIDDEN_LAYERS,
+        sigma=None,
+        reg="l2",
+        lam=1e-5,
+        reg_groups="all",
+        purify=True,
+        lr=0.005,
+        epochs=100,
+        batch_size=256,
+        optimizer="adam",
+        patience=10,
+        val_fraction=0.1,
+        random_state=None,
+        device="auto",
+        categorical_features=None,
+        verbose=False,
+    ):
+        self.gamma = gamma
+        self.knots = knots
+        self.init = init
+        self.hidden_layers = hidden_layers
+        self.sigma = sigma
+        self.reg = reg
+        self.lam = lam
+        self.reg_groups = reg_groups
+        self.purify = purify
+        self.lr = lr
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.optimizer = optimizer
+        self.patience = patience
+        self.val_fraction = val_fraction
+        self.random_state = random_state
+        self.device = device
+        self.categorical_features = categorical_features
+        self.verbose = verbose
 
-    def decompose(self, x: torch.Tensor, phi) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-        """(u_j(x) per feature (T, B, m) incl. the purified shift, deep part (T, B))."""
-        terms = deep = None
-        shift = None
-        if self.additive is not None:
-            terms = self.additive.terms(phi)
-            m = terms.shape[2]
-            extra = piecewise_terms(self.shift_w, self.additive.starts, *phi)
-            extra = extra + (self.shift_c / m)[:, None, None]
-            terms = terms + extra
-            shift = extra.sum(2)
-        if self.deep is not None:
-            deep = self._deep(x, phi)
-            if shift is not None:
-                deep = deep - shift
-        return terms, deep
 
-    @torch.no_grad()
-    def purify_(self, x: torch.Tensor, phi, chunk: int = 8192) -> None:
-        """Move the deep part's main effect into the additive part (generalised fANOVA).
+class PiLiDRegressor(RegressorOutput, PiLiDBase):
+    __doc__ = "PiLiD for regression (Guo et al., IJCAI 2020, Section 3; MSE loss)." + _PILID_DOC
 
-        Projects the deep output on the rows `x` (T, n, m) (compact Phi `phi`, each (T, n, m))
-        onto the span of Phi (with an intercept) by ridge least squares, trial by trial, and
-        stores the projection in `shift_w`, `shift_c`. Predictions do not change.
-        """
-        if self.additive is None or self.deep is None:
-            return
-        was_training = self.training
-        self.eval()
-        col, frac = phi
-        n = x.shape[1]
-        deep = torch.cat(
-            [
-                self._deep(x[:, s : s + chunk], (col[:, s : s + chunk], frac[:, s : s + chunk]))
-                for s in range(0, n, chunk)
-            ],
-            dim=1,
-        )
-        # Remove the part already moved (purifying twice is a no-op).
-        deep = deep - piecewise_terms(self.shift_w, self.additive.starts, col, frac).sum(2)
-        deep = deep - self.shift_c[:, None]
-        for t in range(x.shape[0]):  # one dense Phi at a time keeps memory at n x P
-            dense = phi_dense(col[t], frac[t], self.additive.feature[t])
-            w, c = ridge_solve(dense[None], deep[t : t + 1])
-            self.shift_w[t] += w[0] * self.additive.mask[t]
-            self.shift_c[t] += c[0]
-        self.train(was_training)
+
+class PiLiDClassifier(ClassifierOutput, PiLiDBase):
+    __doc__ = (
+        "PiLiD for binary classification (Section 3; cross-entropy on the logit)." + _PILID_DOC
+    )
+
+
+class MLPBase(NeuralEstimator):
+    _has_additive = False
+    _parameter_constraints = {
+        **NeuralEstimator._parameter_constraints,
+        **PENALTY_CONSTRAINTS,
+        "hidden_layers": [HIDDEN_LAYERS],
+        "sigma": SIGMA,
+    }
+
+    def __init__(
+        self,
+        hidden_layers=PAPER_HIDDEN_LAYERS,
+        sigma=None,
+        reg="l2",
+        lam=1e-5,
+        lr=0.005,
+        epochs=100,
+        batch_size=256,
+        optimizer="adam",
+        patience=10,
+        val_fraction=0.1,
+        random_state=None,
+        device="auto",
+        categorical_features=None,
+        verbose=False,
+    ):
+        self.hidden_layers = hidden_layers
+        self.sigma = sigma
+        self.reg = reg
+        self.lam = lam
+        self.lr = lr
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.optimizer = optimizer
+        self.patience = patience
+        self.val_fraction = val_fraction
+        self.random_state = random_state
+        self.device = device
+        self.categorical_features = categorical_features
+        self.verbose = verbose
+
+
+class MLPRegressor(RegressorOutput, MLPBase):
+    """The paper's MLP baseline (PiLiD's deep component alone, same training), regression."""
+
+
+class MLPClassifier(ClassifierOutput, MLPBase):
+    """The paper's MLP baseline (PiLiD's deep component alone, same training), binary."""

@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 
 from pilid.errors import PilidError
-from pilid.models.params import ParamError
+from pilid.models.params import ParamError, one_line, validate_params
+from pilid.tasks import TASKS
 
 __all__ = [
     "ModelSpec",
@@ -42,7 +43,6 @@ __all__ = [
     "score",
 ]
 
-TASKS = ("regression", "classification")
 METRICS = {"mse": "mse", "auc": "auc", "roc_auc": "auc"}
 
 
@@ -157,20 +157,52 @@ def _builder(name: str, load: Callable[[], tuple[type, type]], **options) -> Cal
     return build
 
 
-def _estimators(regressor: str, classifier: str, module: str = "pilid.models.estimators"):
-    def load() -> tuple[type, type]:
-        import importlib
+def _pilid():
+    from pilid.models.pilid import PiLiDClassifier, PiLiDRegressor
 
-        mod = importlib.import_module(module)
-        return getattr(mod, regressor), getattr(mod, classifier)
+    return PiLiDRegressor, PiLiDClassifier
 
-    return load
+
+def _mlp():
+    from pilid.models.pilid import MLPClassifier, MLPRegressor
+
+    return MLPRegressor, MLPClassifier
+
+
+def _pilib():
+    from pilid.models.pilib import PiLiBClassifier, PiLiBRegressor
+
+    return PiLiBRegressor, PiLiBClassifier
+
+
+def _nit():
+    from pilid.models.nit import NITClassifier, NITRegressor
+
+    return NITRegressor, NITClassifier
+
+
+def _gam():
+    from pilid.models.gam import GAMClassifier, GAMRegressor
+
+    return GAMRegressor, GAMClassifier
+
+
+def _ga2m():
+    from pilid.models.ga2m import GA2MClassifier, GA2MRegressor
+
+    return GA2MRegressor, GA2MClassifier
+
+
+def _ga():
+    from pilid.models.ga import GAClassifier, GARegressor
+
+    return GARegressor, GAClassifier
 
 
 def _svm():
     from sklearn.svm import SVR
 
-    from pilid.models.baselines import SVMClassifier
+    from pilid.models.svm import SVMClassifier
 
     return SVR, SVMClassifier
 
@@ -194,27 +226,25 @@ MODELS: dict[str, ModelSpec] = {
     for spec in (
         ModelSpec(
             "pilid",
-            _builder("pilid", _estimators("PiLiDRegressor", "PiLiDClassifier")),
+            _builder("pilid", _pilid),
             batchable=True,
             label="PiLiD",
         ),
         ModelSpec(
             "mlp",
-            _builder("mlp", _estimators("MLPRegressor", "MLPClassifier")),
+            _builder("mlp", _mlp),
             batchable=True,
             label="MLP",
         ),
         ModelSpec(
             "pilib",
-            _builder(
-                "pilib", _estimators("PiLiBRegressor", "PiLiBClassifier", "pilid.models.pilib")
-            ),
+            _builder("pilib", _pilib),
             batchable=True,
             label="PiLiB",
         ),
         ModelSpec(
             "nit",
-            _builder("nit", _estimators("NITRegressor", "NITClassifier", "pilid.models.nit")),
+            _builder("nit", _nit),
             batchable=True,
             label="NIT",
         ),
@@ -236,25 +266,17 @@ MODELS: dict[str, ModelSpec] = {
         ),
         ModelSpec(
             "gam",
-            _builder("gam", _estimators("GAMRegressor", "GAMClassifier", "pilid.models.baselines")),
+            _builder("gam", _gam),
             label="GAM",
         ),
         ModelSpec(
             "ga2m",
-            _builder(
-                "ga2m",
-                _estimators("GA2MRegressor", "GA2MClassifier", "pilid.models.baselines"),
-                rename=_CORES,
-            ),
+            _builder("ga2m", _ga2m, rename=_CORES),
             label="GA2M",
         ),
         ModelSpec(
             "ga",
-            _builder(
-                "ga",
-                _estimators("GARegressor", "GAClassifier", "pilid.models.baselines"),
-                rename=_CORES,
-            ),
+            _builder("ga", _ga, rename=_CORES),
             label="GA",
         ),
     )
@@ -272,9 +294,6 @@ _TOP_LEVEL_KEYS = {
 }
 #: Examples where the constructor's default is not the config's (scikit-learn n_jobs=None: 1 core).
 _EXAMPLES = {"n_jobs": -1}
-_SKLEARN_MESSAGE = re.compile(
-    r"The '(\w+)' parameter of \w+ (must be .+?)\. Got .* instead\.?$", re.S
-)
 
 
 def check_model_params(name: str, task: str, params: Mapping[str, Any]) -> None:
@@ -283,10 +302,10 @@ def check_model_params(name: str, task: str, params: Mapping[str, Any]) -> None:
     `params` is what the runner hands to `ModelSpec.build`: the model config minus `name`,
     merged with the `train.*` settings (epochs, batch_size, lr, optimizer, patience,
     val_fraction) and `verbose`. The estimator is built as the runner builds it and its values
-    are checked: scikit-learn estimators (svm, rf, linear) by scikit-learn's own
-    `_validate_params()` (plus the cross-checks their `fit` makes), the pygam/EBM adapters (gam,
-    ga2m, ga's students) by what those libraries reject at fit, the neural estimators (pilid,
-    mlp, pilib, nit, ga's teacher) by `NeuralEstimator._check_params`. A bad value raises
+    are checked against its `_parameter_constraints` by scikit-learn's `_validate_params()`
+    (`pilid.models.params.validate_params`), plus the checks between parameters: ours in each
+    estimator's `_check_params` (e.g. GAM's n_splines > spline_order, the device), those
+    scikit-learn's own estimators (svm, rf, linear) make in `fit` here. A bad value raises
     `PilidError` with one line in the command line's syntax, e.g. ``model.n_estimators=0 is
     invalid for rf: must be an int in the range [1, inf); fix it, e.g. model.n_estimators=100``
     (renamed keys by their config names, `model.rbf_gamma`, `model.cores`; training keys as
@@ -311,16 +330,16 @@ def check_estimator_params(name: str, estimator, rename: Mapping[str, str] | Non
     except ParamError as error:
         back = {target: source for source, target in (rename or {}).items()}
         key = _cli_key(error.key, back)
-        line = f"{key}={_cli_value(error.value)} is invalid for {name}: {_one_line(error.hint)}"
+        line = f"{key}={_cli_value(error.value)} is invalid for {name}: {one_line(error.hint)}"
         example = _example(estimator, error.key)
         if example is not None:
             line += f"; fix it, e.g. {key}={_cli_value(example[0])}"
         raise PilidError(line) from None
     except PilidError as error:
-        raise PilidError(_one_line(str(error))) from None
+        raise PilidError(one_line(str(error))) from None
     except (TypeError, ValueError, OverflowError) as error:  # a value no check foresaw
         raise PilidError(
-            f"invalid hyper-parameters for {name}: {_one_line(str(error))}; check conf/model/"
+            f"invalid hyper-parameters for {name}: {one_line(str(error))}; check conf/model/"
             f"{name}.yaml and your model.* overrides"
         ) from None
 
@@ -328,22 +347,11 @@ def check_estimator_params(name: str, estimator, rename: Mapping[str, str] | Non
 def _validate_estimator(estimator) -> None:
     """Raise `ParamError` for the first bad hyper-parameter of `estimator` (unfitted)."""
     if callable(getattr(estimator, "_check_params", None)):
-        estimator._check_params()
+        estimator._check_params()  # ours: the constraints and the checks between parameters
         return
     if not callable(getattr(estimator, "_validate_params", None)):
         return  # not an estimator we know how to check
-    from sklearn.utils._param_validation import InvalidParameterError
-
-    try:
-        estimator._validate_params()
-    except InvalidParameterError as error:
-        text = _one_line(str(error))
-        match = _SKLEARN_MESSAGE.match(text)
-        if match is None:
-            raise PilidError(f"{type(estimator).__name__}: {text}") from None
-        key = match.group(1)
-        value = estimator.get_params(deep=False).get(key)
-        raise ParamError(key, value, match.group(2)) from None
+    validate_params(estimator)
     params = estimator.get_params(deep=False)
     # Checks scikit-learn makes in fit, outside `_parameter_constraints`:
     if params.get("bootstrap") is False and params.get("max_samples") is not None:
@@ -403,10 +411,6 @@ def _cli_value(value) -> str:
     if isinstance(value, float | np.floating):
         return repr(float(value))
     return str(value)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split()).rstrip(".")
 
 
 def get_model(name: str) -> ModelSpec:

@@ -1,35 +1,33 @@
-"""pilid.train: training of T trials at once as one ensemble (leading trial dimension)."""
+"""pilid.train: the training engine, T trials at once as one ensemble (leading trial dimension).
+
+- `trainer`: the mini-batch loop and its schedule (`Phase`, early stopping), Algorithm 1 step 3.
+- `losses`: the task losses and penalties of Eq. (11).
+- `validation`: the rows a trial holds out for early stopping.
+- `batched`: `fit_batched` and the `Trainable` protocol the estimators implement.
+
+Random streams of a trial are listed in `pilid.streams` (re-exported here).
+"""
 
 from __future__ import annotations
 
+from pilid.streams import trial_generator
+from pilid.train.batched import Prepared, Trainable, fit_batched
 from pilid.train.trainer import (
     EnsembleData,
     Phase,
     TrainConfig,
     TrainResult,
     train_ensemble,
-    trial_generator,
 )
 
 __all__ = [
     "EnsembleData",
     "Phase",
+    "Prepared",
     "TrainConfig",
     "TrainResult",
+    "Trainable",
     "fit_batched",
     "train_ensemble",
     "trial_generator",
 ]
-
-
-def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1):
-    """Fit T unfitted estimators of one class and hyper-parameters (their `random_state` may
-    differ), each on its own data, as one ensemble; returns the fitted estimators (in place).
-
-    Each result equals, within float tolerance, `clone(est).fit(X, y)`. With `n_jobs` > 1 the
-    trials are split over that many one-thread worker processes, each training its share as an
-    ensemble. See `pilid.models.estimators.NeuralEstimator`.
-    """
-    from pilid.models.estimators import fit_batched as _fit
-
-    return _fit(estimators, Xs, ys, n_jobs=n_jobs)

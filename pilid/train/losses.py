@@ -13,7 +13,10 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
-TASKS = ("regression", "classification")
+from pilid.tasks import TASKS
+
+#: The norms Omega of Eq. (11).
+REGS = ("l1", "l2")
 
 
 def task_loss(out: torch.Tensor, y: torch.Tensor, task: str) -> torch.Tensor:

@@ -26,18 +26,11 @@ import torch
 from torch import nn
 
 from pilid.errors import PilidError
+from pilid.streams import STREAM_BATCHES, trial_generator
 from pilid.train.losses import l1_penalty, task_loss
 
-# Random streams of a trial seed (so that each use draws its own numbers).
-STREAM_SPLIT, STREAM_BATCHES, STREAM_DEEP, STREAM_ADDITIVE, STREAM_NOISE = range(5)
-
-
-def trial_generator(seed: int, stream: int, device="cpu") -> torch.Generator:
-    """A torch generator for one random stream (split, batches, init, noise) of a trial seed."""
-    state = np.random.SeedSequence([int(seed) % (2**63), int(stream)]).generate_state(2)
-    g = torch.Generator(device=device)
-    g.manual_seed((int(state[0]) << 31) | (int(state[1]) >> 1))
-    return g
+#: Optimisers of the mini-batch training (Algorithm 1, step 3); the paper uses Adam.
+OPTIMIZERS = ("adam", "sgd")
 
 
 @dataclass
@@ -64,7 +57,7 @@ class EnsembleData:
     """Training (and validation) tensors of T trials, on the training device.
 
     x: (T, n, m) deep-component input; y: (T, n); phi: Phi of Definition 2 in compact form, a
-    tuple of (T, n, ...) tensors (`pilid.models.piecewise.phi_compact`), or None. Mini-batches
+    tuple of (T, n, ...) tensors (`pilid.nn.piecewise.phi_compact`), or None. Mini-batches
     take the same rows of every tensor.
     """
 
@@ -194,7 +187,7 @@ def train_ensemble(
     phase_host = np.zeros(T, dtype=np.int64)
     done_host = np.zeros(T, dtype=bool)
 
-    gens = [trial_generator(s, 1) for s in seeds]  # STREAM_BATCHES
+    gens = [trial_generator(s, STREAM_BATCHES) for s in seeds]
     x_flat = data.x.reshape(T * n, m)
     y_flat = data.y.reshape(T * n)
     phi_flat = None

@@ -16,29 +16,48 @@ not depend on how many trials share the batch.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 
 import torch
 from torch import nn
 
-from pilid.models.params import ParamError
-from pilid.train.trainer import STREAM_DEEP, trial_generator
+from pilid.errors import PilidError
+from pilid.streams import STREAM_DEEP, trial_generator
+
+#: The paper's MLP (Section 4): six hidden layers, used by PiLiD, the MLP baseline and GA's teacher.
+PAPER_HIDDEN_LAYERS = (100, 200, 400, 400, 200, 100)
+
+
+def layer_sizes(layers, allow_empty: bool = True) -> tuple[int, ...] | None:
+    """`layers` as a tuple of ints when it is a sequence of whole numbers >= 1, else None.
+
+    Empty is valid only with `allow_empty` (an MLP with no hidden layer is a linear output).
+    Sizes may be integral floats (16.0); bools and strings are not sizes.
+    """
+    if isinstance(layers, str | bytes):
+        return None
+    try:
+        values = list(layers)
+    except TypeError:
+        return None
+    for h in values:
+        if isinstance(h, bool) or not isinstance(h, numbers.Real):
+            return None
+        if not (float(h).is_integer() and h >= 1):
+            return None
+    if not values and not allow_empty:
+        return None
+    return tuple(int(h) for h in values)
 
 
 def check_hidden_layers(hidden_layers) -> tuple[int, ...]:
     """Validate `hidden_layers` (a sequence of whole numbers >= 1; empty = linear output)."""
-    try:
-        sizes = tuple(int(h) for h in hidden_layers)
-        ok = not isinstance(hidden_layers, str) and all(
-            h >= 1 and float(h) == float(g) for h, g in zip(sizes, hidden_layers)
-        )
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
-        raise ParamError(
-            "hidden_layers",
-            hidden_layers,
-            "give a list of layer sizes >= 1, e.g. [100, 200, 400, 400, 200, 100] (the paper's)",
+    sizes = layer_sizes(hidden_layers)
+    if sizes is None:
+        raise PilidError(
+            f"hidden_layers={hidden_layers!r} is invalid; give a list of layer sizes >= 1, e.g. "
+            "[100, 200, 400, 400, 200, 100] (the paper's)"
         )
     return sizes
 

@@ -28,15 +28,11 @@ import torch
 from torch import nn
 
 from pilid.errors import PilidError
-from pilid.train.trainer import trial_generator
+from pilid.streams import STREAM_GATE_INIT, STREAM_GATE_NOISE, trial_generator
 
 BETA = 2.0 / 3.0
 GAMMA = -0.1
 ZETA = 1.1
-# Random streams of a trial seed for the gates (pilid.train.trial_generator), apart from the
-# trainer's own streams 0-4.
-STREAM_GATE_INIT = 16
-STREAM_GATE_NOISE = 17
 
 
 def _check_stretch(beta: float, gamma: float, zeta: float) -> None:
@@ -169,7 +165,7 @@ class HardConcreteGates(nn.Module):
     freeze one by one because each leaves phase 1 at its own epoch.
 
     Trial t's initial jitter (`init_std`) and its training noise come from generators seeded by
-    `seeds[t]` alone (`pilid.train.trial_generator`), so a trial does not depend on how many
+    `seeds[t]` alone (`pilid.streams`), so a trial does not depend on how many
     trials share the batch. `init_prob` is the initial P(z != 0) of every gate.
     """
 

@@ -32,6 +32,7 @@ mini-batches take rows of it.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,6 +42,8 @@ import torch
 from pilid.errors import PilidError
 
 KNOT_METHODS = ("uniform", "quantile")
+#: What a valid gamma is (Definition 1), for every message that rejects one.
+GAMMA_RULE = "a whole number >= 1 or one per feature (gamma=1 is a linear model)"
 #: Characteristic points closer than max(POINT_ATOL, POINT_RTOL * max|x|) are merged (see the
 #: module docstring): a few float64 ulps, or a width whose inverse overflows float32.
 POINT_RTOL = 4 * float(np.finfo(np.float64).eps)
@@ -113,22 +116,33 @@ class Knots:
         )
 
 
+def is_pieces(value) -> bool:
+    """True for a valid gamma_j: a whole number >= 1 (5.0 counts as 5), not a bool."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        return False
+    return float(value).is_integer() and value >= 1
+
+
+def valid_gamma(gamma) -> bool:
+    """True for one valid number of pieces or a sequence of them, one per feature."""
+    try:
+        values = [gamma] if np.ndim(gamma) == 0 else list(gamma)
+    except (TypeError, ValueError):
+        return False
+    return all(is_pieces(g) for g in values)
+
+
 def _check_gamma(gamma, n_features: int) -> np.ndarray:
-    if np.ndim(gamma) == 0:
-        gammas = [gamma] * n_features
-    else:
-        gammas = list(gamma)
-        if len(gammas) != n_features:
-            raise PilidError(
-                f"gamma has {len(gammas)} entries but X has {n_features} features; give one "
-                "number of pieces per feature or a single number"
-            )
-    for g in gammas:
-        if isinstance(g, bool) or not float(g).is_integer() or g < 1:
-            raise PilidError(
-                f"gamma={gamma!r} is invalid; the number of pieces per feature must be a whole "
-                "number >= 1 (gamma=1 is a linear model)"
-            )
+    if not valid_gamma(gamma):
+        raise PilidError(
+            f"gamma={gamma!r} is invalid; the number of pieces per feature must be {GAMMA_RULE}"
+        )
+    gammas = [gamma] * n_features if np.ndim(gamma) == 0 else list(gamma)
+    if len(gammas) != n_features:
+        raise PilidError(
+            f"gamma has {len(gammas)} entries but X has {n_features} features; give one "
+            "number of pieces per feature or a single number"
+        )
     return np.asarray(gammas, dtype=np.int64)
 
 
@@ -198,7 +212,7 @@ def phi_compact(X: torch.Tensor, clayout) -> tuple[torch.Tensor, torch.Tensor]:
     Row i of Phi is, for feature j, 1 on the pieces before that column, the fraction on it and
     0 after it, so (column, fraction) holds the same information as Phi in m instead of P
     numbers: mini-batches gather 20x less data, and u_j(x) is read off a cumulative sum of the
-    piece weights (`pilid.models.additive`). Out-of-range values clip as in Definition 2.
+    piece weights (`pilid.nn.additive`). Out-of-range values clip as in Definition 2.
     """
     pts, starts, pieces, lo, inv = clayout
     xt = X.to(pts.dtype).T.contiguous()  # (m, n), float64 so ties with the points are exact

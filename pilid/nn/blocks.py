@@ -1,7 +1,7 @@
 """B same-sized MLP blocks over gated inputs (PiLiB, Section 3.3; NIT, Tsang et al. 2018).
 
 Block i sees the inputs through its own first-layer gates, `x * z_i` (one hard-concrete gate per
-input feature, `pilid.models.gates`), so its output can only depend on the features whose gate is
+input feature, `pilid.nn.gates`), so its output can only depend on the features whose gate is
 open: the block models the interaction of that group of features. The deep component of PiLiB
 (and the whole of NIT) is the sum of the B block outputs (paper: "the whole neural network in the
 nonlinear component of PiLiD is replaced with B same-sized smaller neural networks"):
@@ -24,31 +24,16 @@ import torch
 from torch import nn
 
 from pilid.errors import PilidError
-from pilid.models.gates import BETA, GAMMA, ZETA, HardConcreteGates
-from pilid.models.params import ParamError
-from pilid.train.trainer import STREAM_DEEP, trial_generator
+from pilid.nn.gates import BETA, GAMMA, ZETA, HardConcreteGates
+from pilid.nn.mlp import layer_sizes
+from pilid.streams import STREAM_DEEP, trial_generator
 
 
 def _check_layers(layers: Sequence[int]) -> tuple[int, ...]:
-    hint = "give a non-empty list of whole numbers >= 1, e.g. [16, 8]"
-    try:
-        if isinstance(layers, str):
-            raise TypeError(layers)
-        sizes = tuple(int(h) for h in layers)
-    except (TypeError, ValueError, OverflowError):
-        raise ParamError(
-            "block_layers",
-            layers,
-            hint,
-            f"block_layers={layers!r} must be a list of hidden sizes, e.g. [16, 8]",
-        ) from None
-    if not sizes or any(h < 1 or h != g for h, g in zip(sizes, layers)):
-        raise ParamError(
-            "block_layers",
-            layers,
-            hint,
-            f"block_layers={list(layers)!r} must be a non-empty list of whole numbers >= 1, e.g. "
-            "[16, 8]",
+    sizes = layer_sizes(layers, allow_empty=False)
+    if sizes is None:
+        raise PilidError(
+            f"block_layers={layers!r} must be a non-empty list of whole numbers >= 1, e.g. [16, 8]"
         )
     return sizes
 
@@ -64,9 +49,9 @@ class GatedBlocks(nn.Module):
     closed a true pair's gates in 7 of 8 seeds of the test problem); a large fixed std (0.5 with
     m = 50 gives an initial output std near 10) swamps the least-squares start of the additive
     part. Biases start at zero. Trial t's weights come from its own generator
-    (`pilid.train.trial_generator(seeds[t], STREAM_DEEP)`), so a trial's start does not depend on
+    (`pilid.streams.trial_generator(seeds[t], STREAM_DEEP)`), so a trial's start does not depend on
     how many trials share the batch. `gate_lr_scale`, `init_prob`, `beta`,
-    `gamma`, `zeta` go to the gates (`pilid.models.gates.HardConcreteGates`).
+    `gamma`, `zeta` go to the gates (`pilid.nn.gates.HardConcreteGates`).
     """
 
     def __init__(

@@ -30,7 +30,7 @@ LSTSQ_RIDGE = 1e-6
 def piecewise_terms(
     v: torch.Tensor, starts: torch.Tensor, col: torch.Tensor, frac: torch.Tensor
 ) -> torch.Tensor:
-    """Per feature sum_k v_k phi_k(x) (T, B, m) from compact Phi (`piecewise.phi_compact`).
+    """Per feature sum_k v_k phi_k(x) (T, B, m) from compact Phi (`pilid.nn.piecewise.phi_compact`).
 
     With cs the cumulative sum of the piece weights v (T, P), feature j's sum for a row whose
     value lies on column g with fraction f is cs[g] - (1 - f) v[g] - cs[start_j - 1]: all pieces
@@ -48,7 +48,7 @@ class AdditiveEnsemble(nn.Module):
     """Eq. (10): u_j(x) = omega_j sum_k (w_k phi_k + b_k), for T trials; forward -> (T, B).
 
     Inputs are Phi in compact form, ``phi = (col, frac)``, each (T, B, m)
-    (`pilid.models.piecewise.phi_compact`); the result equals ``Phi @ (omega w) + sum omega b``.
+    (`pilid.nn.piecewise.phi_compact`); the result equals ``Phi @ (omega w) + sum omega b``.
     """
 
     def __init__(

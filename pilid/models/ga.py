@@ -1,0 +1,224 @@
+"""The GA baseline: global additive explanation by model distillation (Tan et al. 2018).
+
+An MLP teacher (the paper's, `pilid.models.pilid.MLPRegressor` / `MLPClassifier`) is trained on
+the data, then an additive student sum_j f_j(x_j) is fit to the teacher's outputs (logits for
+classification): EBM without pairs (`pilid.models.ga2m`) or a GAM (`pilid.models.gam`). The
+student's prediction is the output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.utils._param_validation import HasMethods
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from pilid.errors import PilidError
+from pilid.models.ga2m import N_JOBS, GA2MBase, GA2MRegressor
+from pilid.models.gam import GAMBase, GAMRegressor
+from pilid.models.inputs import binary_target
+from pilid.models.outputs import LogitClassifierMixin
+from pilid.models.params import Choice, ParamError, validate_params
+from pilid.models.pilid import MLPBase, MLPClassifier, MLPRegressor
+from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
+
+__all__ = ["GAClassifier", "GARegressor"]
+
+
+class GABase(BaseEstimator):
+    """Global additive explanation by model distillation (Tan et al. 2018).
+
+    1. Teacher: an MLP (`pilid.models.pilid.MLPRegressor` / `MLPClassifier`, the paper's MLP:
+       `hidden_layers`, `sigma`, `reg`, `lam` and the training settings below), or a copy of any
+       scikit-learn estimator passed as `teacher`, trained on (X, y).
+    2. Student: the additive model g(x) = b + sum_j g_j(x_j), fit by least squares to the teacher's
+       output on the same training rows: its prediction for regression, its logit for
+       classification. `student="ebm"`: bagged boosted trees per feature (EBM with
+       `interactions=0`, `student_outer_bags` bags; Tan et al.'s tree-based student);
+       `student="gam"`: penalised cubic splines (`GAMRegressor`, `student_n_splines`).
+    3. Output: the student's prediction (regression) or sigmoid of the student logit.
+
+    After `fit`: `teacher_`, `student_`, and `fidelity_`, the R^2 of the student against the
+    teacher's outputs on the training data.
+    """
+
+    _TEACHER_KEYS = (
+        "hidden_layers",
+        "sigma",
+        "reg",
+        "lam",
+        "epochs",
+        "batch_size",
+        "lr",
+        "optimizer",
+        "patience",
+        "val_fraction",
+        "random_state",
+        "device",
+        "verbose",
+        "categorical_features",
+    )
+
+    _STUDENTS = ("ebm", "gam")
+    _parameter_constraints = {
+        **{key: MLPBase._parameter_constraints[key] for key in _TEACHER_KEYS},
+        "student": [Choice(_STUDENTS)],
+        "student_outer_bags": GA2MBase._parameter_constraints["outer_bags"],
+        "student_n_splines": GAMBase._parameter_constraints["n_splines"],
+        "n_jobs": N_JOBS,
+        "teacher": [HasMethods(["fit"]), None],
+    }
+
+    def __init__(
+        self,
+        hidden_layers: Sequence[int] = PAPER_HIDDEN_LAYERS,
+        sigma: float = 0.05,
+        reg: str = "l2",
+        lam: float = 1e-5,
+        epochs: int = 100,
+        batch_size: int = 256,
+        lr: float = 0.005,
+        optimizer: str = "adam",
+        patience: int | None = 10,
+        val_fraction: float = 0.1,
+        student: str = "ebm",
+        student_outer_bags: int = 8,
+        student_n_splines: int = 20,
+        n_jobs: int = -1,
+        random_state: int | None = None,
+        device: str = "auto",
+        verbose: bool = False,
+        categorical_features=None,
+        teacher=None,
+    ):
+        self.hidden_layers = hidden_layers
+        self.sigma = sigma
+        self.reg = reg
+        self.lam = lam
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.lr = lr
+        self.optimizer = optimizer
+        self.patience = patience
+        self.val_fraction = val_fraction
+        self.student = student
+        self.student_outer_bags = student_outer_bags
+        self.student_n_splines = student_n_splines
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
+        self.categorical_features = categorical_features
+        self.teacher = teacher
+
+    def _make_teacher(self, classification: bool):
+        if self.teacher is not None:
+            return clone(self.teacher)
+        cls = MLPClassifier if classification else MLPRegressor
+        accepted = set(cls._get_param_names())
+        kwargs = {k: getattr(self, k) for k in self._TEACHER_KEYS if k in accepted}
+        return cls(**kwargs)
+
+    def _check_params(self) -> None:
+        """Check the teacher's and both students' hyper-parameters before anything trains."""
+        validate_params(self)
+        if self.teacher is None:
+            self._make_teacher(classification=False)._check_params()
+        students = (
+            (
+                GA2MRegressor(
+                    interactions=0, outer_bags=self.student_outer_bags, n_jobs=self.n_jobs
+                ),
+                {"outer_bags": "student_outer_bags"},
+            ),
+            (GAMRegressor(n_splines=self.student_n_splines), {"n_splines": "student_n_splines"}),
+        )
+        for student, keys in students:
+            try:
+                student._check_params()
+            except ParamError as error:
+                raise error.renamed(keys.get(error.key, error.key)) from None
+
+    def _make_student(self):
+        if self.student == "ebm":
+            return GA2MRegressor(
+                interactions=0,
+                outer_bags=self.student_outer_bags,
+                n_jobs=self.n_jobs,
+                random_state=self.random_state,
+                categorical_features=self.categorical_features,
+            )
+        if self.student == "gam":
+            return GAMRegressor(
+                n_splines=self.student_n_splines, categorical_features=self.categorical_features
+            )
+        raise ParamError(
+            "student",
+            self.student,
+            "use ebm or gam",
+            f"student={self.student!r} is unknown; use 'ebm' or 'gam'",
+        )
+
+    def _distil(self, X: np.ndarray, y: np.ndarray, classification: bool):
+        self._check_params()  # before the teacher trains
+        student = self._make_student()
+        teacher = self._make_teacher(classification).fit(X, y)
+        target = _teacher_logit(teacher, X) if classification else teacher.predict(X)
+        target = np.asarray(target, dtype=np.float64).ravel()
+        if not np.all(np.isfinite(target)):
+            raise PilidError(
+                "the GA teacher's outputs on the training data are not finite; the MLP diverged, "
+                "lower lr or raise lam"
+            )
+        student.fit(X, target)
+        fitted = student.predict(X)
+        spread = np.var(target)
+        self.teacher_ = teacher
+        self.student_ = student
+        self.fidelity_ = (
+            float(1.0 - np.mean((fitted - target) ** 2) / spread) if spread > 0 else 1.0
+        )
+        return self
+
+    def _student_output(self, X) -> np.ndarray:
+        check_is_fitted(self, "student_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return np.asarray(self.student_.predict(X), dtype=np.float64)
+
+
+def _teacher_logit(teacher, X: np.ndarray) -> np.ndarray:
+    """The teacher's logit for the positive class (decision_function, else logit of P(y=1))."""
+    if hasattr(teacher, "decision_function"):
+        z = np.asarray(teacher.decision_function(X), dtype=np.float64)
+        if z.ndim == 1:
+            return z
+    p = np.asarray(teacher.predict_proba(X), dtype=np.float64)[:, -1]
+    p = np.clip(p, 1e-6, 1.0 - 1e-6)
+    return np.log(p) - np.log1p(-p)
+
+
+class GARegressor(RegressorMixin, GABase):
+    """GA by distillation (Tan et al. 2018), regression: the student fits the teacher's output."""
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        return self._distil(X, np.asarray(y, dtype=np.float64), classification=False)
+
+    def predict(self, X) -> np.ndarray:
+        return self._student_output(X)
+
+
+class GAClassifier(LogitClassifierMixin, GABase):
+    """GA by distillation (Tan et al. 2018), classification: the student fits the teacher's logits.
+
+    `decision_function` is the student's additive logit; `predict_proba[:, 1]` its sigmoid.
+    """
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        return self._distil(X, binary_target(self, y), classification=True)
+
+    def decision_function(self, X) -> np.ndarray:
+        return self._student_output(X)

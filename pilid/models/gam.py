@@ -1,0 +1,209 @@
+"""The GAM baseline (Hastie & Tibshirani 1986): y = b + sum_j f_j(x_j) with penalised B-splines.
+
+`GAMRegressor` / `GAMClassifier` are scikit-learn estimators over pygam's `LinearGAM` /
+`LogisticGAM` (pygam 0.12 fails the tag checks of scikit-learn >= 1.7, hence the adapter).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from pilid.errors import PilidError
+from pilid.models.inputs import binary_target, categorical_mask
+from pilid.models.outputs import LogitClassifierMixin
+from pilid.models.params import Number, ParamError, Satisfies, Whole, validate_params
+
+__all__ = ["GAMClassifier", "GAMRegressor"]
+
+DEFAULT_LAM_GRID = (1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3)
+
+
+def _positive_grid(grid) -> bool:
+    if isinstance(grid, str):
+        return False
+    lams = np.asarray(list(grid), dtype=np.float64)
+    return lams.ndim == 1 and lams.size > 0 and bool(np.all(np.isfinite(lams) & (lams > 0)))
+
+
+LAM_GRID = Satisfies(
+    _positive_grid, "a list of positive smoothing strengths such as [0.001, 0.1, 10, 1000]"
+)
+
+
+def _n_unique(X: np.ndarray) -> np.ndarray:
+    """Number of distinct values in each column of X."""
+    if X.shape[0] == 0:
+        return np.zeros(X.shape[1], dtype=int)
+    return 1 + np.count_nonzero(np.diff(np.sort(X, axis=0), axis=0), axis=0)
+
+
+CLIP_QUANTILE = 0.001  # spline columns are clipped to their training 0.1% and 99.9% quantiles
+
+
+class GAMBase(BaseEstimator):
+    """Shared fitting code of the GAM adapter (Hastie & Tibshirani 1986; Lou et al. 2012).
+
+    The additive model is b + sum_j f_j(x_j): a penalised cubic B-spline f_j (pygam `s(j)`) for each
+    numeric column, a linear term (pygam `l(j)`, exact for a 0/1 column) for each categorical
+    (one-hot indicator) column and each column with two distinct values; constant columns get no
+    term. One smoothing strength lam, shared by all terms, is chosen from `lam_grid` by pygam's
+    `gridsearch` on the training data (GCV for regression, UBRE for classification); a grid of
+    one value fits that lam directly.
+    """
+
+    _pygam_class = "LinearGAM"
+
+    def __init__(
+        self,
+        n_splines: int = 20,
+        spline_order: int = 3,
+        lam_grid: Sequence[float] | None = DEFAULT_LAM_GRID,
+        max_iter: int = 100,
+        tol: float = 1e-4,
+        categorical_features=None,
+        verbose: bool = False,
+    ):
+        self.n_splines = n_splines
+        self.spline_order = spline_order
+        self.lam_grid = lam_grid
+        self.max_iter = max_iter
+        self.tol = tol
+        self.categorical_features = categorical_features
+        self.verbose = verbose
+
+    _parameter_constraints = {
+        "n_splines": [Whole(1)],  # and > spline_order (`_check_params`)
+        "spline_order": [Whole(0)],
+        "lam_grid": [LAM_GRID, None],
+        "max_iter": [Whole(1, integral_float=True)],
+        "tol": [Number(0, None, closed="left")],
+        "categorical_features": ["array-like", str, None],
+        "verbose": ["verbose"],
+    }
+
+    def _check_params(self) -> np.ndarray:
+        """Check every hyper-parameter as pygam would at fit; returns the lam grid."""
+        validate_params(self)
+        order, k = self.spline_order, self.n_splines
+        if k <= order:
+            raise ParamError(
+                "n_splines",
+                k,
+                f"use a whole number > spline_order={order} (e.g. 20)",
+                f"n_splines={k!r} is invalid; use a whole number > spline_order={order} (e.g. 20)",
+            )
+        grid = DEFAULT_LAM_GRID if self.lam_grid is None else self.lam_grid
+        return np.asarray(list(grid), dtype=np.float64)
+
+    def _terms(self, X: np.ndarray):
+        from pygam import l, s
+        from pygam.terms import TermList
+
+        names = getattr(self, "feature_names_in_", None)
+        categorical = categorical_mask(self.categorical_features, X.shape[1], names)
+        n_unique = _n_unique(X)
+        terms = []
+        kinds = []
+        for j in range(X.shape[1]):  # one term per feature (not a loop over samples)
+            if n_unique[j] <= 1:
+                kinds.append("none")
+            elif categorical[j] or n_unique[j] == 2:
+                terms.append(l(j))
+                kinds.append("linear")
+            else:
+                terms.append(
+                    s(j, n_splines=int(self.n_splines), spline_order=int(self.spline_order))
+                )
+                kinds.append("spline")
+        if not terms:
+            raise PilidError(
+                "every column of X is constant; a GAM needs at least one varying feature"
+            )
+        self.term_kinds_ = np.array(kinds)
+        return TermList(*terms)
+
+    def _fit_gam(self, X: np.ndarray, y: np.ndarray):
+        import pygam
+
+        lams = self._check_params()
+        if X.shape[0] < 2:
+            raise PilidError(f"a GAM needs at least 2 rows; got n_samples={X.shape[0]}")
+        gam = getattr(pygam, self._pygam_class)(
+            self._terms(X), max_iter=int(self.max_iter), tol=float(self.tol), verbose=False
+        )
+        # pygam spaces the spline knots evenly over each column's range: one extreme value (skill's
+        # TotalHours = 1,000,000) leaves almost every row in the first piece and every fit fails.
+        # Spline columns are clipped to their training 0.1-99.9% quantiles, here and at predict.
+        spline = self.term_kinds_ == "spline"
+        self.clip_low_ = np.where(spline, np.quantile(X, CLIP_QUANTILE, axis=0), -np.inf)
+        self.clip_high_ = np.where(spline, np.quantile(X, 1 - CLIP_QUANTILE, axis=0), np.inf)
+        X = np.clip(X, self.clip_low_, self.clip_high_)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            # Separable classes drive pygam's IRLS weights to 0/inf along the way; the chosen
+            # model is still finite. Its warnings say nothing the user can act on.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            if lams.size == 1:
+                gam.lam = float(lams[0])
+                gam.fit(X, y)
+            else:
+                try:
+                    gam.gridsearch(X, y, lam=lams, progress=bool(self.verbose))
+                except AttributeError as error:  # pygam: no lam of the grid gave a model
+                    raise PilidError(
+                        f"the GAM failed to fit for every lam in {lams.tolist()}; try a "
+                        "different lam_grid or fewer n_splines"
+                    ) from error
+        self.gam_ = gam
+        self.n_iter_ = len(gam.logs_.get("diffs", ()))
+        self.lam_ = float(np.ravel(gam.lam[0])[0])
+        return self
+
+    def _linear_predictor(self, X) -> np.ndarray:
+        check_is_fitted(self, "gam_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = np.clip(X, self.clip_low_, self.clip_high_)
+        return np.asarray(self.gam_._linear_predictor(X), dtype=np.float64)
+
+
+class GAMRegressor(RegressorMixin, GAMBase):
+    """GAM regression y = b + sum_j f_j(x_j) + noise: pygam `LinearGAM` (identity link).
+
+    Parameters
+    ----------
+    n_splines, spline_order : B-spline basis size and degree of each numeric term.
+    lam_grid : smoothing strengths searched by pygam `gridsearch` (GCV); one value: no search.
+    max_iter, tol : pygam's P-IRLS iterations and tolerance.
+    categorical_features : indices, names or boolean mask of categorical (indicator) columns;
+        they get linear terms.
+    """
+
+    _pygam_class = "LinearGAM"
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        return self._fit_gam(X, np.asarray(y, dtype=np.float64))
+
+    def predict(self, X) -> np.ndarray:
+        return self._linear_predictor(X)
+
+
+class GAMClassifier(LogitClassifierMixin, GAMBase):
+    """GAM binary classification logit P(y=1|x) = b + sum_j f_j(x_j): pygam `LogisticGAM`.
+
+    Parameters as `GAMRegressor`; smoothing is chosen by UBRE (pygam's objective for a known
+    scale). `decision_function` is the logit; `predict_proba[:, 1]` is P(classes_[1]).
+    """
+
+    _pygam_class = "LogisticGAM"
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        return self._fit_gam(X, binary_target(self, y))
+
+    def decision_function(self, X) -> np.ndarray:
+        return self._linear_predictor(X)

@@ -1,0 +1,316 @@
+"""The gated-block estimators' shared machinery: PiLiB (Section 3.3) and NIT (Tsang et al. 2018).
+
+Both replace PiLiD's MLP by B MLP blocks with hard-concrete input gates
+(`pilid.nn.blocks.GatedBlocks`) and train in three phases (Algorithm 2 of the supplement, see
+`pilid.models.pilib`): a warm-up without the gate penalty, phase 1 with it until the block
+orders are <= K and the masks have settled (`_PhaseOneExit`), phase 2 with the masks frozen.
+After training, every block is summarised on the training rows (its share of the output and of
+its non-additive part), which `interactions_()`, `interaction_grid` and `plot_interaction` read.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.utils.validation import check_is_fitted
+
+from pilid.errors import PilidError
+from pilid.models import plotting
+from pilid.models.neural import BLOCK_LAYERS, NeuralEstimator
+from pilid.models.params import Number, Whole
+from pilid.nn.blocks import GatedBlocks
+from pilid.nn.gates import GateOrderWarning, deterministic_gates
+from pilid.nn.piecewise import fit_knots, phi_numpy
+from pilid.streams import STREAM_BLOCK_SUMMARY, trial_rng
+from pilid.train import Phase
+
+# Blocks whose output varies less than this share of the model output (std on the training rows)
+# count as inactive in `interactions_()`.
+MIN_SHARE = 0.02
+# A block of order >= 2 reports an interaction when its non-additive part has at least this share.
+MIN_INTERACTION = 0.05
+# Phase 1 waits until every gate is decided: P(gate != 0) <= 1 - DECIDED or >= DECIDED.
+DECIDED = 0.9
+# Rows of the training data kept for partial dependence in `interaction_grid`.
+N_BACKGROUND = 200
+# A feature with at most this many distinct values is gridded at its values.
+MAX_GRID_LEVELS = 64
+# The additive fit that separates a block's interaction from its main effects: rows used, and
+# quantile pieces per feature (piecewise-linear, Definitions 1-2).
+N_ADDITIVE_FIT = 5000
+ADDITIVE_PIECES = 16
+# Rows per forward pass when summarising or gridding the blocks.
+CHUNK = 8192
+
+
+def _non_additive_spread(
+    X: np.ndarray, g: np.ndarray, features: np.ndarray, categorical: np.ndarray
+) -> np.ndarray:
+    """Per block, the std of its output left after the best additive fit in its own features.
+
+    Block i's output g_i (rows of X) is regressed by least squares on an intercept and the
+    piecewise-linear functions (Phi of Definition 2, `ADDITIVE_PIECES` quantile pieces) of each
+    of its features; the residual is the part no sum of one-feature functions explains, i.e. the
+    block's interaction (functional-ANOVA sense). 0 for blocks of order <= 1.
+    """
+    knots = fit_knots(X, ADDITIVE_PIECES, "quantile", categorical)
+    phi = phi_numpy(X, knots)
+    column_feature = knots.layout()[0]
+    out = np.zeros(features.shape[0])
+    for i in np.flatnonzero(features.sum(1) >= 2):  # one small fit per block (B <= a few dozen)
+        cols = np.isin(column_feature, np.flatnonzero(features[i]))
+        design = np.column_stack([np.ones(len(X)), phi[:, cols]])
+        coef, *_ = np.linalg.lstsq(design, g[:, i], rcond=None)
+        out[i] = float(np.std(g[:, i] - design @ coef))
+    return out
+
+
+class _PhaseOneExit:
+    """`until` of phase 1 (Algorithm 2, steps 2-5): which trials leave, freezing their masks.
+
+    Called once per epoch with the ensemble; trial t leaves when max_i k_i <= K, its
+    deterministic masks have at most K open gates per block, every gate is decided (P(z != 0)
+    <= 1 - DECIDED or >= DECIDED) and the masks have not changed for `patience` epochs, or when
+    it has spent `cap` epochs in the phase. Leaving trials get their masks frozen here (phase 2
+    must see fixed 0/1 gates, not samples); the trainer has no phase-entry hook.
+    """
+
+    def __init__(self, max_order: int, patience: int, cap: int, name: str) -> None:
+        self.max_order, self.patience, self.cap, self.name = max_order, patience, cap, name
+        self.previous = self.stable = self.epochs = None
+
+    def __call__(self, model) -> torch.Tensor:
+        with torch.no_grad():
+            return self._check(model)
+
+    def _check(self, model) -> torch.Tensor:
+        gates = model.deep.gates
+        running = ~gates.frozen
+        p = gates.prob_nonzero()
+        k_max = p.sum(-1).max(-1).values
+        decided = ((p <= 1.0 - DECIDED) | (p >= DECIDED)).flatten(1).all(1)
+        open_ = deterministic_gates(gates.log_alpha, gates.gamma, gates.zeta) > 0
+        det_max = open_.sum(-1).max(-1).values
+        if self.previous is None:
+            self.stable = torch.zeros_like(running, dtype=torch.long)
+            self.epochs = torch.zeros_like(running, dtype=torch.long)
+        else:
+            same = (open_ == self.previous).flatten(1).all(1)
+            self.stable = torch.where(same, self.stable + 1, torch.zeros_like(self.stable))
+        self.previous = open_
+        self.epochs += running.long()
+        order_ok = (k_max <= self.max_order) & (det_max <= self.max_order)
+        settled = order_ok & decided & (self.stable >= self.patience)
+        capped = running & ~settled & (self.epochs >= self.cap)
+        leave = running & (settled | capped)
+        gates.freeze(leave, max_order=self.max_order)
+        late = capped & ~order_ok
+        if bool(late.any()):
+            trials = torch.nonzero(late).flatten().tolist()
+            warnings.warn(
+                f"{self.name}: phase 1 reached phase1_epochs={self.cap} with a block order above "
+                f"max_order={self.max_order} (expected order {float(k_max[late].max()):.2f}, "
+                f"{int(det_max[late].max())} open gates; trial index {trials}); each block keeps "
+                "its max_order strongest gates. Raise phase1_epochs or lambda0.",
+                GateOrderWarning,
+                stacklevel=3,
+            )
+        return leave
+
+
+class BlockModel(NeuralEstimator):
+    """Shared machinery of PiLiB and NIT: gated blocks, the two phases, interaction summaries."""
+
+    _parameter_constraints = {
+        **NeuralEstimator._parameter_constraints,
+        "n_blocks": [Whole(1)],
+        "max_order": [Whole(1)],
+        "block_layers": [BLOCK_LAYERS],
+        "lambda0": [Number(0, None, closed="left")],
+        "gate_lr_scale": [Number(0, None, closed="neither")],
+        "warmup_epochs": [Whole(0)],
+        "phase1_epochs": [Whole(1)],
+        "mask_patience": [Whole(0)],
+        "init_prob": [Number(0, 1, closed="neither")],
+        "init_scale": [Number(0, None, closed="neither")],
+    }
+
+    def _penalty(self, log_alpha: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------ protocol hooks
+    def _build_deep(self, n_features: int, seeds: Sequence[int]) -> GatedBlocks:
+        return GatedBlocks(
+            n_features,
+            seeds,
+            n_blocks=int(self.n_blocks),
+            layers=self.block_layers,
+            init_scale=float(self.init_scale),
+            init_prob=float(self.init_prob),
+            gate_lr_scale=float(self.gate_lr_scale),
+            output_bias=not self._has_additive,
+        )
+
+    def _extra_loss(self, model, x):
+        return self._penalty(model.deep.gates.log_alpha)
+
+    def _phases(self) -> list[Phase]:
+        until = _PhaseOneExit(
+            int(self.max_order),
+            int(self.mask_patience),
+            int(self.phase1_epochs),
+            type(self).__name__,
+        )
+        return [
+            Phase("warmup", int(self.warmup_epochs), early_stopping=False),
+            Phase(
+                "gates", int(self.phase1_epochs), penalty=True, early_stopping=False, until=until
+            ),
+            Phase("retrain", int(self.epochs), frozen=("deep.gates.",), early_stopping=True),
+        ]
+
+    def _regularized(self, name: str) -> bool:
+        if name.startswith("deep.gates."):
+            return False  # the gates have their own (L0) penalty
+        return super()._regularized(name)
+
+    def _finalize(self, prep) -> None:
+        """Base fitted attributes, then the block summaries on the trial's training rows."""
+        super()._finalize(prep)
+        X = prep.X[prep.train_idx]
+        x = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=torch.float32)
+        deep = self.module_.deep
+        with torch.no_grad():  # (n, B), in chunks of rows
+            g = np.concatenate(
+                [
+                    deep.block_outputs(x[None, s : s + CHUNK])[0].double().numpy()
+                    for s in range(0, len(x), CHUNK)
+                ]
+            )
+        total = float(np.std(self._raw(X)))
+        spread = g.std(axis=0)
+        self.block_features_ = deep.block_features()[0].numpy().copy()
+        self.block_order_ = self.block_features_.sum(1)
+        self.block_importance_ = spread * self.y_scale_
+        self.block_share_ = spread / total if total > 0 else np.zeros_like(spread)
+        self.block_offset_ = g.mean(axis=0)
+        rng = trial_rng(int(self.seed_), STREAM_BLOCK_SUMMARY)
+        rows = np.sort(rng.permutation(len(X))[:N_ADDITIVE_FIT])
+        residual = _non_additive_spread(X[rows], g[rows], self.block_features_, self.categorical_)
+        self.block_interaction_share_ = residual / total if total > 0 else np.zeros_like(spread)
+        self._background_X = X[np.sort(rng.permutation(len(X))[:N_BACKGROUND])]
+        self.x_min_ = X.min(axis=0)
+        self.x_max_ = X.max(axis=0)
+        self._grid_values = []
+        for j in range(X.shape[1]):
+            values = np.unique(X[:, j])
+            self._grid_values.append(values if len(values) <= MAX_GRID_LEVELS else None)
+
+    # ------------------------------------------------------------ interpretation
+    def _index(self, feature) -> int:
+        names = self._feature_names()
+        if isinstance(feature, numbers.Integral) and not isinstance(feature, bool):
+            if -len(names) <= feature < len(names):
+                return int(feature) % len(names)
+        elif isinstance(feature, str) and feature in names:
+            return names.index(feature)
+        raise PilidError(f"unknown feature {feature!r}; use an index < {len(names)} or a name")
+
+    def active_blocks_(self, min_share: float = MIN_SHARE) -> np.ndarray:
+        """Indices of the active blocks: order >= 1 and an output spread (std on the training
+        rows) of at least `min_share` of the model output's."""
+        check_is_fitted(self, "block_features_")
+        return np.flatnonzero((self.block_order_ >= 1) & (self.block_share_ >= min_share))
+
+    def interactions_(
+        self,
+        min_order: int = 1,
+        min_share: float = MIN_SHARE,
+        min_interaction: float = MIN_INTERACTION,
+    ) -> list[tuple]:
+        """Feature groups (tuples of feature names; `x0`, `x1`, ... for NumPy input) used by the
+        active blocks (`active_blocks_`), de-duplicated, sorted by size and then by column order.
+
+        A block of order >= 2 counts as an interaction of its features only if the part of its
+        output that no sum of one-feature functions explains (`block_interaction_share_`, std
+        over the model output's std) is at least `min_interaction`; otherwise it is additive
+        and its features are listed as single-feature groups. Groups of size 1 are main effects
+        that blocks still carry (PiLiB pushes them to the additive part, NIT keeps them in its
+        blocks); `min_order=2` lists the interactions only.
+        """
+        names = self._feature_names()
+        groups = set()
+        for i in self.active_blocks_(min_share):
+            feats = tuple(np.flatnonzero(self.block_features_[i]).tolist())
+            if len(feats) >= 2 and self.block_interaction_share_[i] < min_interaction:
+                groups.update((j,) for j in feats)  # additive block: main effects only
+            else:
+                groups.add(feats)
+        groups = sorted((g for g in groups if len(g) >= min_order), key=lambda g: (len(g), g))
+        return [tuple(names[j] for j in g) for g in groups]
+
+    def _axis(self, j: int, n: int) -> np.ndarray:
+        values = self._grid_values[j]
+        if values is not None and len(values) <= n:
+            return values.astype(np.float64)
+        return np.linspace(self.x_min_[j], self.x_max_[j], n)
+
+    def interaction_grid(self, i, j, n: int = 50, X=None) -> pd.DataFrame:
+        """The learned joint effect of features i and j on a grid: DataFrame (x_a, x_b, value).
+
+        Sum of the blocks that use both features (the paper's Figure 5), in output units,
+        centred to mean 0 on the training rows; `x_a`, `x_b` in the estimator's input units
+        (n evenly spaced points over the training range, or the unique values of a feature with
+        at most n of them). The block's other features, if any, are averaged out over the rows
+        of `X` (default: up to 200 training rows kept at fit), i.e. partial dependence.
+        """
+        check_is_fitted(self, "block_features_")
+        a, b = self._index(i), self._index(j)
+        if a == b:
+            raise PilidError(f"interaction_grid needs two different features; got {i!r} twice")
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
+            raise PilidError(f"n={n!r} is invalid; use a whole number >= 2 grid points")
+        blocks = [k for k in self.active_blocks_(0.0) if self.block_features_[k, [a, b]].all()]
+        if not blocks:
+            names = self._feature_names()
+            raise PilidError(
+                f"no block uses both {names[a]!r} and {names[b]!r}; pick a pair from "
+                "interactions_()"
+            )
+        background = self._background_X if X is None else self._validate_X(X, fit=False)
+        others = self.block_features_[blocks].any(0)
+        others[[a, b]] = False
+        if not others.any():
+            background = background[:1]  # the blocks see only (a, b)
+        ga, gb = self._axis(a, n), self._axis(b, n)
+        A, Bv = np.meshgrid(ga, gb, indexing="ij")
+        points = np.column_stack([A.ravel(), Bv.ravel()])
+        idx = torch.as_tensor(blocks)
+        r = len(background)
+        step = max(1, CHUNK // r)  # grid points per forward pass
+        value = np.empty(len(points))
+        for s in range(0, len(points), step):
+            part = points[s : s + step]
+            rows = np.repeat(background[None], len(part), axis=0)  # (points, r, m)
+            rows[:, :, a] = part[:, :1]
+            rows[:, :, b] = part[:, 1:]
+            x = (rows.reshape(-1, rows.shape[2]) - self.x_mean_) / self.x_scale_
+            with torch.no_grad():
+                g = self.module_.deep.block_outputs(
+                    torch.as_tensor(x, dtype=torch.float32)[None], blocks=idx
+                )[0]
+            value[s : s + step] = g.double().numpy().sum(1).reshape(len(part), r).mean(1)
+        value = self.y_scale_ * (value - self.block_offset_[blocks].sum())
+        return pd.DataFrame({"x_a": A.ravel(), "x_b": Bv.ravel(), "value": value})
+
+    def plot_interaction(self, i, j, ax=None, grid: int = 50, X=None, cmap: str = "RdBu_r"):
+        """Heat map of `interaction_grid(i, j)` (the paper's Figure 5); returns the axes."""
+        df = self.interaction_grid(i, j, n=grid, X=X)
+        names = self._feature_names()
+        a, b = self._index(i), self._index(j)
+        return plotting.plot_interaction(df, names[a], names[b], ax=ax, cmap=cmap)

@@ -1,0 +1,243 @@
+"""What the estimators accept as X and y, and the messages for what they refuse.
+
+- `categorical_mask`: the `categorical_features` parameter (indices, names or a boolean mask)
+  as one boolean per column; shared by the neural estimators and the baselines.
+- `binary_target`: labels of a binary classifier coded 0/1 (`classes_[1]` is the positive class).
+- `InputMixin`: the neural estimators' X and y: pandas category / string columns become codes
+  (their categories kept in `categories_`), dates and duplicate column names are refused with a
+  fix, NaN/inf are refused (Phi of Definition 2 has no piece for them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from pilid.errors import PilidError
+from pilid.models.params import is_whole
+
+
+def categorical_mask(categorical_features, n_features: int, feature_names=None) -> np.ndarray:
+    """Boolean mask (n_features,) from indices, names or a boolean mask (None: no categoricals).
+
+    Names are looked up in `feature_names` (the fit DataFrame's columns); indices may be
+    negative (counted from the end).
+    """
+    mask = np.zeros(n_features, dtype=bool)
+    if categorical_features is None:
+        return mask
+    spec = categorical_features
+    items = [spec] if isinstance(spec, str) else np.ravel(np.asarray(spec, dtype=object)).tolist()
+    if not items:
+        return mask
+    if all(isinstance(v, bool | np.bool_) for v in items):
+        if len(items) != n_features:
+            raise PilidError(
+                f"categorical_features has {len(items)} booleans for {n_features} features; "
+                "give one per feature, or indices or names"
+            )
+        return np.array(items, dtype=bool)
+    names = None if feature_names is None else [str(c) for c in feature_names]
+    for item in items:
+        if isinstance(item, str):
+            if names is None or item not in names:
+                raise PilidError(
+                    f"categorical feature {item!r} is not a column name of X; pass indices "
+                    "or a DataFrame with that column"
+                )
+            mask[names.index(item)] = True
+        elif is_whole(item, integral_float=True) and -n_features <= item < n_features:
+            mask[int(item)] = True
+        else:
+            raise PilidError(
+                f"categorical feature index {item!r} is out of range for {n_features} features; "
+                "pass column indices, column names or a boolean mask"
+            )
+    return mask
+
+
+def binary_target(estimator, y) -> np.ndarray:
+    """Set `estimator.classes_` (sorted labels) and return y coded 0/1 (int64)."""
+    check_classification_targets(y)
+    y = np.asarray(y)
+    if y.dtype == object and pd.isna(y).any():
+        raise PilidError("y contains NaN; drop the rows without a label")
+    classes, coded = np.unique(y, return_inverse=True)
+    if classes.size != 2:
+        raise PilidError(
+            f"Only binary classification is supported: {type(estimator).__name__} got "
+            f"{classes.size} class(es) {classes[:5].tolist()}; pass labels with exactly two values"
+        )
+    estimator.classes_ = classes
+    return coded.astype(np.int64)
+
+
+def _is_categorical_dtype(dtype) -> bool:
+    return isinstance(dtype, pd.CategoricalDtype) or not pd.api.types.is_numeric_dtype(dtype)
+
+
+_TEMPORAL_FIX = {
+    "datetime": "days since a date, or year/month/day columns",
+    "timedelta": "X[{col}].dt.total_seconds()",
+    "period": "X[{col}].dt.year, or days since a date",
+}
+_INFERRED_TEMPORAL = {
+    "datetime64": "datetime",
+    "datetime": "datetime",
+    "date": "datetime",
+    "timedelta64": "timedelta",
+    "timedelta": "timedelta",
+    "period": "period",
+}
+
+
+def _temporal_kind(X: pd.DataFrame, j: int) -> str | None:
+    """'datetime', 'timedelta' or 'period' when column j holds dates or durations, else None."""
+    dtype = X.dtypes.iloc[j]
+    if pd.api.types.is_datetime64_any_dtype(dtype):
+        return "datetime"
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        return "timedelta"
+    if isinstance(dtype, pd.PeriodDtype):
+        return "period"
+    if pd.api.types.is_object_dtype(dtype):  # e.g. datetime.date objects
+        return _INFERRED_TEMPORAL.get(pd.api.types.infer_dtype(X.iloc[:, j], skipna=True))
+    return None
+
+
+def _check_frame(X: pd.DataFrame) -> None:
+    """Reject what a DataFrame may hold but the estimators cannot use: duplicate column names
+    (which column would a shape belong to?) and dates or durations (one category per date)."""
+    columns = pd.Index(X.columns)
+    if columns.has_duplicates:
+        dup = columns[columns.duplicated()].unique()
+        counts = ", ".join(f"{c!r} ({int((columns == c).sum())} times)" for c in dup)
+        raise PilidError(
+            f"X has duplicate column names: {counts}; give every column a unique name (or drop "
+            "the copies) before calling the estimator"
+        )
+    for j, name in enumerate(columns):
+        kind = _temporal_kind(X, j)
+        if kind is not None:
+            fix = _TEMPORAL_FIX[kind].format(col=repr(name))
+            raise PilidError(
+                f"column {name!r} has {kind} dtype; convert it to numbers (e.g. {fix}) before fit"
+            )
+
+
+class InputMixin:
+    """X and y of the neural estimators (fit and predict); see the module docstring."""
+
+    def _encode_frame(self, X, fit: bool):
+        """Turn non-numeric / category columns of a DataFrame into codes (Definition 1)."""
+        if not hasattr(X, "dtypes") or not hasattr(X, "columns"):
+            if fit:
+                self.categories_ = {}
+            if getattr(getattr(X, "dtype", None), "kind", "") in ("M", "m"):
+                raise PilidError(
+                    "X holds dates or durations (numpy datetime64/timedelta64); convert them to "
+                    "numbers (e.g. days since a date) before calling the estimator"
+                )
+            return X, np.zeros(0, dtype=bool)
+        if isinstance(X, pd.DataFrame):
+            _check_frame(X)
+        auto = np.array([_is_categorical_dtype(t) for t in X.dtypes], dtype=bool)
+        if fit:
+            self.categories_ = {}
+            for j in np.flatnonzero(auto):
+                col = X.iloc[:, j]
+                cats = (
+                    col.cat.categories
+                    if isinstance(col.dtype, pd.CategoricalDtype)
+                    else pd.Categorical(col.dropna()).categories
+                )
+                self.categories_[int(j)] = list(cats)
+        if not self.categories_ and not auto.any():
+            return X, auto
+        X = X.copy()
+        for j, cats in self.categories_.items():
+            if j >= X.shape[1]:
+                continue
+            col = X.iloc[:, j]
+            codes = pd.Index(cats).get_indexer(col).astype(np.float64)  # -1: unseen or NaN
+            bad = codes < 0
+            if bad.any():
+                if col.isna().to_numpy()[bad].any():
+                    raise PilidError(
+                        f"column {X.columns[j]!r} contains NaN; impute or drop missing values"
+                    )
+                unknown = col[bad].iloc[0]
+                raise PilidError(
+                    f"column {X.columns[j]!r} has the category {unknown!r} not seen in fit; "
+                    "map it to a known category or refit with it"
+                )
+            X[X.columns[j]] = codes
+        return X, auto
+
+    def _categorical_mask(self, auto: np.ndarray, n_features: int) -> np.ndarray:
+        """Categorical columns: those of category/string dtype and `categorical_features`."""
+        mask = categorical_mask(
+            getattr(self, "categorical_features", None),
+            n_features,
+            getattr(self, "feature_names_in_", None),
+        )
+        if auto.size == n_features:
+            mask |= auto
+        return mask
+
+    def _validate_X(self, X, fit: bool) -> np.ndarray:
+        X, auto = self._encode_frame(X, fit)
+        try:
+            X = validate_data(
+                self, X, reset=fit, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1
+            )
+        except ValueError as e:
+            if "features" in str(e) and "expecting" in str(e):
+                raise PilidError(
+                    " ".join(str(e).split()) + " Pass the columns used in fit."
+                ) from None
+            raise
+        if not np.isfinite(X).all():
+            bad = int((~np.isfinite(X)).sum())
+            raise PilidError(
+                f"X contains NaN or inf in {bad} entries; impute or drop them before calling "
+                "the estimator"
+            )
+        if fit:
+            self._auto_categorical = auto
+        return X
+
+    def _validate_y(self, y, n: int) -> np.ndarray:
+        """The target as float64: 0/1 for classification (sets `classes_`), else the values."""
+        if y is None:
+            raise PilidError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
+        y = np.asarray(y)
+        if not (y.ndim == 1 or (y.ndim == 2 and y.shape[1] == 1)):
+            raise PilidError(f"y must be one-dimensional; got shape {y.shape}")
+        y = column_or_1d(y, warn=True)  # a column vector: DataConversionWarning, raveled
+        if y.shape[0] != n:
+            raise PilidError(f"X has {n} rows but y has {y.shape[0]}; pass one target per row")
+        if self._task == "classification":
+            return binary_target(self, y).astype(np.float64)
+        try:
+            y = y.astype(np.float64)
+        except (TypeError, ValueError):
+            raise PilidError("y must be numeric for regression") from None
+        if not np.isfinite(y).all():
+            raise PilidError("y contains NaN or inf; drop or impute those targets before fit")
+        return y
+
+    def _feature_names(self) -> list[str]:
+        """The fit data's column names (`x0`, `x1`, ... for arrays without names)."""
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None:
+            return [str(c) for c in names]
+        return [f"x{j}" for j in range(self.n_features_in_)]
+
+    def _check_fitted_X(self, X) -> np.ndarray:
+        check_is_fitted(self, "module_")
+        return self._validate_X(X, fit=False)

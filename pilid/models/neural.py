@@ -1,0 +1,328 @@
+"""The base of the neural estimators (PiLiD, MLP, PiLiB, NIT): hyper-parameters, data and output.
+
+`NeuralEstimator` is a scikit-learn estimator that `pilid.train.fit_batched` can train (it
+implements `pilid.train.Trainable`); `fit(X, y)` is `fit_batched([self], [X], [y])`. The
+families add their constructor and hooks: `pilid.models.pilid` (PiLiD, Section 3, and the MLP
+baseline), `pilid.models.pilib` (PiLiB, Section 3.3) and `pilid.models.nit` (NIT).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, check_random_state
+
+from pilid.device import resolve_device
+from pilid.models import plotting
+from pilid.models.inputs import InputMixin
+from pilid.models.outputs import LogitClassifierMixin
+from pilid.models.params import Choice, Number, Satisfies, Whole, validate_params
+from pilid.nn.mlp import PAPER_HIDDEN_LAYERS, EnsembleMLP, layer_sizes
+from pilid.nn.piecewise import (
+    GAMMA_RULE,
+    KNOT_METHODS,
+    compact_layout,
+    fit_knots,
+    phi_compact,
+    piece_values,
+    valid_gamma,
+)
+from pilid.train import Phase, Prepared, Trainable, TrainConfig, fit_batched
+from pilid.train.losses import REGS
+from pilid.train.trainer import OPTIMIZERS
+from pilid.train.validation import holdout_split
+
+INITS = ("lstsq", "gaussian")
+REG_GROUPS = ("all", "additive", "deep", "w", "b", "omega")
+_PREDICT_CHUNK = 8192
+
+
+def _groups(reg_groups) -> tuple:
+    return (reg_groups,) if isinstance(reg_groups, str) else tuple(reg_groups)
+
+
+#: Constraints shared by the families (`_parameter_constraints`, see `pilid.models.params`).
+HIDDEN_LAYERS = Satisfies(
+    lambda v: layer_sizes(v) is not None,
+    "a list of layer sizes >= 1, e.g. [100, 200, 400, 400, 200, 100] (the paper's)",
+)
+BLOCK_LAYERS = Satisfies(
+    lambda v: layer_sizes(v, allow_empty=False) is not None,
+    "a non-empty list of whole numbers >= 1, e.g. [16, 8]",
+)
+GAMMA = Satisfies(valid_gamma, GAMMA_RULE)  # pieces per feature (Definition 1)
+SIGMA = [Number(0, None, closed="neither"), None]
+REG_GROUP_LIST = Satisfies(
+    lambda v: all(g in REG_GROUPS for g in _groups(v)),
+    f"any of {', '.join(REG_GROUPS)} (one, or a list of them)",
+)
+PENALTY_CONSTRAINTS = {  # lam * Omega of Eq. 11
+    "reg": [Choice(REGS)],
+    "lam": [Number(0, None, closed="left")],
+}
+ADDITIVE_CONSTRAINTS = {  # the piecewise-linear component (Definitions 1-2, Algorithm 1)
+    "gamma": [GAMMA],
+    "knots": [Choice(KNOT_METHODS)],
+    "init": [Choice(INITS)],
+    "reg_groups": [REG_GROUP_LIST],
+    "purify": ["boolean"],
+}
+
+
+class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
+    """Base of the neural estimators (PiLiD, MLP, PiLiB, NIT): data handling and training.
+
+    Hooks for subclasses (T = number of trials trained together), besides `Trainable`'s:
+
+    * ``_task``: "regression" or "classification" (class attribute).
+    * ``_has_additive``: False drops the piecewise-linear component (MLP, NIT).
+    * ``_build_deep(n_features, seeds)``: default the paper's MLP (`hidden_layers`, `sigma`).
+    * ``_extra_loss(model, x) -> (T,)``: a per-trial penalty added in phases with
+      ``penalty=True`` (not overridden: no penalty). ``model`` is the `PiLiDEnsemble`.
+    * ``_phases() -> list[Phase]``: the training schedule (default: one phase of ``epochs``
+      epochs with early stopping).
+    * ``_regularized(name) -> bool``: parameters that get ``lam * Omega`` (Eq. 11).
+    * ``_after_fit()``: runs on every fitted estimator (T=1 module on CPU in ``module_``).
+    * ``_parameter_constraints``: extend the parent's dict with the family's keys.
+
+    Internals that hold for every subclass: numeric X is standardised (training mean and
+    standard deviation) for the deep input; Phi comes from the unscaled X; a regression target
+    is standardised and predictions are mapped back to the original units; classification uses
+    labels 0/1 and logits. With ``patience`` set, a fraction ``val_fraction`` of the rows
+    (stratified for classification) is held out for early stopping. Statistics (knots, scaling,
+    the centring of the contributions) use every row passed to `fit`; the least-squares init,
+    the gradient steps and the purification use the rows not held out.
+    """
+
+    _parameter_constraints: dict = {  # the training settings every family shares
+        "lr": [Number(0, None, closed="neither")],
+        "epochs": [Whole(0)],
+        "batch_size": [Whole(1)],
+        "optimizer": [Choice(OPTIMIZERS)],
+        "patience": [Whole(1), None],
+        "val_fraction": [Number(0, 1, closed="left")],
+        "random_state": ["random_state"],
+        "device": "no_validation",  # resolve_device checks it (it knows whether CUDA is present)
+        "categorical_features": ["array-like", str, None],
+        "verbose": ["verbose"],
+    }
+
+    # ------------------------------------------------------------------ hooks
+    def _build_deep(self, n_features: int, seeds: Sequence[int]):
+        layers = getattr(self, "hidden_layers", PAPER_HIDDEN_LAYERS)
+        if layers is None:
+            return None
+        return EnsembleMLP(n_features, layers, self.sigma, seeds)
+
+    def _phases(self) -> list[Phase]:
+        return [Phase("train", int(self.epochs), early_stopping=True)]
+
+    def _regularized(self, name: str) -> bool:
+        groups = _groups(getattr(self, "reg_groups", "all"))
+        if "all" in groups:
+            return True
+        if "additive" in groups and name.startswith("additive."):
+            return True
+        if "deep" in groups and name.startswith("deep."):
+            return True
+        return any(name == f"additive.{g}" for g in groups if g in ("w", "b", "omega"))
+
+    def _train_config(self, n_trials: int) -> TrainConfig:
+        extra = None
+        if type(self)._extra_loss is not Trainable._extra_loss:
+            extra = self._extra_loss
+        return TrainConfig(
+            task=self._task,
+            lr=float(self.lr),
+            optimizer=self.optimizer,
+            batch_size=int(self.batch_size),
+            patience=self.patience,
+            reg=getattr(self, "reg", "l2"),
+            lam=float(getattr(self, "lam", 0.0)),
+            regularized=self._regularized,
+            extra_loss=extra,
+            verbose=bool(self.verbose),
+            desc=f"{type(self).__name__} x{n_trials}",
+        )
+
+    def _check_params(self) -> None:
+        """Check every hyper-parameter; a bad one raises `ParamError` (a one-line PilidError)."""
+        validate_params(self)
+        resolve_device(self.device)
+
+    # ------------------------------------------------------------- preparing
+    def _trial_seed(self) -> int:
+        rs = self.random_state
+        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
+            return int(rs)
+        return int(check_random_state(rs).randint(0, 2**31 - 1))
+
+    def _prepare(self, X, y) -> Prepared:
+        self._check_params()
+        for attr in ("module_", "knots_", "classes_"):
+            if hasattr(self, attr):
+                delattr(self, attr)
+        X = self._validate_X(X, fit=True)
+        n, m = X.shape
+        target = self._validate_y(y, n)
+        self.categorical_ = self._categorical_mask(self._auto_categorical, m)
+        seed = self._trial_seed()
+        fraction = self.val_fraction if self.patience is not None else 0.0
+        train_idx, val_idx = holdout_split(
+            target, seed, fraction, stratified=self._task == "classification"
+        )
+        if self._task == "regression":
+            tr = target
+            self.y_offset_ = float(tr.mean())
+            sd = float(tr.std())
+            self.y_scale_ = sd if sd > 0 else 1.0
+            target = (target - self.y_offset_) / self.y_scale_
+        else:
+            self.y_offset_, self.y_scale_ = 0.0, 1.0
+        x_mean = X.mean(axis=0)
+        x_sd = X.std(axis=0)
+        x_scale = np.where(x_sd > 0, x_sd, 1.0)
+        knots = None
+        if self._has_additive:
+            knots = fit_knots(X, self.gamma, self.knots, self.categorical_)
+        self.seed_ = seed
+        return Prepared(X, target, train_idx, val_idx, seed, x_mean, x_scale, knots)
+
+    # ---------------------------------------------------------------- output
+    def _inputs(self, X: np.ndarray, device="cpu"):
+        x = torch.from_numpy(((X - self.x_mean_) / self.x_scale_).astype(np.float32)).to(device)
+        phi = None
+        if self.knots_ is not None:
+            layout = compact_layout(self.knots_, device=device)
+            col, frac = phi_compact(
+                torch.from_numpy(np.array(X, dtype=np.float64)).to(device), layout
+            )
+            phi = (col[None], frac[None])
+        return x, phi
+
+    @torch.no_grad()
+    def _raw(self, X: np.ndarray) -> np.ndarray:
+        """The model's raw output (standardised target / logit) for validated X, (n,)."""
+        out = []
+        for s in range(0, X.shape[0], _PREDICT_CHUNK):
+            x, phi = self._inputs(X[s : s + _PREDICT_CHUNK])
+            out.append(self.module_(x[None], phi)[0])
+        return torch.cat(out).double().numpy() if out else np.zeros(0)
+
+    @torch.no_grad()
+    def _terms(self, X: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+        terms, deep = [], []
+        for s in range(0, X.shape[0], _PREDICT_CHUNK):
+            x, phi = self._inputs(X[s : s + _PREDICT_CHUNK])
+            t, d = self.module_.decompose(x[None], phi)
+            if t is not None:
+                terms.append(t[0].double().numpy())
+            if d is not None:
+                deep.append(d[0].double().numpy())
+        return (np.concatenate(terms) if terms else None, np.concatenate(deep) if deep else None)
+
+    def decompose(self, X) -> tuple[float, np.ndarray | None, np.ndarray | None]:
+        """Eq. (9) term by term, in output units (target units / logits).
+
+        Returns ``(intercept_, contributions (n, m) or None, deep part (n,) or None)`` with
+        ``intercept_ + contributions.sum(1) + deep`` equal to the raw output
+        (`predict` for regression, `decision_function` for classification).
+        """
+        X = self._check_fitted_X(X)
+        terms, deep = self._terms(X)
+        contrib = None
+        if terms is not None:
+            contrib = self.y_scale_ * (terms - self.contribution_offset_)
+        if deep is not None:
+            deep = self.y_scale_ * deep
+        return self.intercept_, contrib, deep
+
+    def _finalize(self, prep: Prepared) -> None:
+        """Fitted attributes that need the T=1 module: centring of the contributions."""
+        self.x_mean_ = prep.x_mean
+        self.x_scale_ = prep.x_scale
+        self.knots_ = prep.knots
+        self.n_features_in_ = prep.X.shape[1]
+        offset = 0.0
+        if self.knots_ is not None:
+            terms, _ = self._terms(prep.X)
+            self.contribution_offset_ = terms.mean(axis=0)
+            offset = float(self.contribution_offset_.sum())
+        self.intercept_ = self.y_offset_ + self.y_scale_ * offset
+
+    # ------------------------------------------------------------------- fit
+    def fit(self, X, y):
+        """Fit on (X, y): `fit_batched([self], [X], [y])` (Algorithm 1). Returns self."""
+        fit_batched([self], [X], [y])
+        return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.non_deterministic = self.random_state is None
+        return tags
+
+
+class ShapeMixin:
+    """Interpretation API of the additive component (Definition 3: u_j per feature)."""
+
+    def feature_contributions(self, X) -> np.ndarray:
+        """u_j(x_ij) (n, m) in output units, each column centred to mean 0 on the training
+        rows; ``intercept_ + contributions.sum(1) + deep part`` is the raw output (Eq. 9)."""
+        return self.decompose(X)[1]
+
+    def shape_functions(self) -> pd.DataFrame:
+        """Tidy DataFrame (`feature`, `x`, `value`): u_j at its characteristic points.
+
+        Values are centred like `feature_contributions`; between points u_j is linear
+        (Definition 2). String categories appear as their codes (positions in `categories_`).
+        """
+        check_is_fitted(self, "module_")
+        a = self.module_.additive
+        with torch.no_grad():
+            v, _ = a.effective()
+            v = (v + self.module_.shift_w)[0].double().numpy()
+            const = a.constants()[0].double() + float(self.module_.shift_c[0]) / a.n_features
+            const = const.numpy()
+        values = piece_values(self.knots_, v, const)
+        rows = []
+        for j, (name, pts, val) in enumerate(
+            zip(self._feature_names(), self.knots_.points, values)
+        ):
+            centred = self.y_scale_ * (val - self.contribution_offset_[j])
+            rows.append(pd.DataFrame({"feature": name, "x": pts, "value": centred}))
+        return pd.concat(rows, ignore_index=True)
+
+    def plot_shapes(self, features=None, ax=None, ncols: int = 4):
+        """One small panel per feature with its piecewise-linear shape u_j; returns the axes."""
+        return plotting.plot_shapes(
+            self.shape_functions(),
+            self._feature_names(),
+            self.knots_.categorical,
+            features=features,
+            ax=ax,
+            ncols=ncols,
+        )
+
+
+class RegressorOutput(RegressorMixin):
+    _task = "regression"
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted targets in the original units."""
+        X = self._check_fitted_X(X)
+        return self.y_offset_ + self.y_scale_ * self._raw(X)
+
+
+class ClassifierOutput(LogitClassifierMixin):
+    _task = "classification"
+
+    def decision_function(self, X) -> np.ndarray:
+        """Logit of the positive class `classes_[1]`."""
+        X = self._check_fitted_X(X)
+        return self._raw(X)

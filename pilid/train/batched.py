@@ -1,0 +1,299 @@
+"""`fit_batched`: T estimators trained as one ensemble (every parameter with a leading trial
+dimension), and the protocol an estimator follows to be trained that way.
+
+Algorithm 1 of Guo et al., IJCAI 2020 for T trials at once: each estimator prepares its own data
+(`Trainable._prepare`: checks, encoding, scaling, the characteristic points of Definition 1 and
+its validation rows), the trials are stacked, the additive part is initialised (step 2: least
+squares of y on Phi, or Gaussian), the deep part is built from the trial seeds, `train_ensemble`
+runs step 3 and every trial's slice is copied back into its estimator as a T=1 module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from pilid.device import resolve_device
+from pilid.errors import PilidError
+from pilid.nn.additive import AdditiveEnsemble, lstsq_init
+from pilid.nn.ensemble import PiLiDEnsemble
+from pilid.nn.piecewise import Knots, compact_layout, phi_compact, phi_dense
+from pilid.streams import STREAM_ADDITIVE, trial_generator
+from pilid.train.trainer import EnsembleData, Phase, TrainConfig, train_ensemble
+
+
+@dataclass
+class Prepared:
+    """One trial's data, ready to stack: encoded X, target, split, scaling and knots."""
+
+    X: np.ndarray
+    target: np.ndarray
+    train_idx: np.ndarray
+    val_idx: np.ndarray
+    seed: int
+    x_mean: np.ndarray
+    x_scale: np.ndarray
+    knots: Knots | None
+
+
+class Trainable:
+    """What `fit_batched` asks of an estimator (`pilid.models.neural.NeuralEstimator` has it all).
+
+    T = number of trials trained together. Besides `get_params` (scikit-learn: trials of one
+    batch share their hyper-parameters but `random_state`) and ``device`` (where the ensemble
+    trains, `pilid.device.resolve_device`):
+
+    * ``_task``: "regression" or "classification"; ``_has_additive``: False drops the
+      piecewise-linear component. With it, ``init`` ("lstsq" or "gaussian") and ``sigma`` (std
+      of the Gaussian w, None: He) choose Algorithm 1's start; ``purify`` (optional, default
+      False) moves the deep part's main effect into the additive part after training.
+    * ``_prepare(X, y) -> Prepared``: the checked, encoded trial data (resets fitted state).
+    * ``_build_deep(n_features, seeds) -> nn.Module | None``: the deep component for T trials
+      (trial t's slice initialised from ``seeds[t]`` alone); ``forward(x (T, B, m)) -> (T, B)``
+      (``forward(x, phi)`` when the module has ``uses_phi = True``).
+    * ``_phases() -> list[Phase]``: the training schedule.
+    * ``_train_config(n_trials) -> TrainConfig``: optimiser, penalties and the extra loss.
+    * ``_finalize(prep)``, ``_after_fit()``: fitted attributes once ``module_`` (the T=1 module,
+      on the CPU) is set.
+    """
+
+    _task = "regression"
+    _has_additive = True
+
+    def _prepare(self, X, y) -> Prepared:
+        raise NotImplementedError
+
+    def _build_deep(self, n_features: int, seeds: Sequence[int]):
+        return None
+
+    def _extra_loss(self, model, x):
+        return None
+
+    def _phases(self) -> list[Phase]:
+        raise NotImplementedError
+
+    def _train_config(self, n_trials: int) -> TrainConfig:
+        raise NotImplementedError
+
+    def _finalize(self, prep: Prepared) -> None:
+        return None
+
+    def _after_fit(self) -> None:
+        return None
+
+
+def _ensemble_data(preps: list[Prepared], device) -> EnsembleData:
+    def stack(rows_of, with_phi):
+        xs, ys = [], []
+        for p in preps:
+            idx = rows_of(p)
+            xs.append(torch.as_tensor((p.X[idx] - p.x_mean) / p.x_scale, dtype=torch.float32))
+            ys.append(torch.as_tensor(p.target[idx], dtype=torch.float32))
+        x = torch.stack(xs).to(device)
+        y = torch.stack(ys).to(device)
+        phi = None
+        if with_phi:  # Phi in compact form (Definition 2): piece column and fraction, (T, n, m)
+            cols, fracs = [], []
+            for p in preps:
+                raw = torch.as_tensor(p.X[rows_of(p)], dtype=torch.float64, device=device)
+                col, frac = phi_compact(raw, compact_layout(p.knots, device=device))
+                cols.append(col)
+                fracs.append(frac)
+            phi = (torch.stack(cols), torch.stack(fracs))
+        return x, y, phi
+
+    with_phi = preps[0].knots is not None
+    x, y, phi = stack(lambda p: p.train_idx, with_phi)
+    data = EnsembleData(x=x, y=y, phi=phi)
+    if len(preps[0].val_idx):
+        data.x_val, data.y_val, data.phi_val = stack(lambda p: p.val_idx, with_phi)
+    return data
+
+
+def _column_names(est: Trainable, m: int) -> list[str]:
+    """The fit data's column names (x0, x1, ... for arrays without names)."""
+    names = getattr(est, "feature_names_in_", None)
+    if names is not None and len(names) == m:
+        return [str(c) for c in names]
+    return [f"x{j}" for j in range(m)]
+
+
+def _check_phi_finite(data: EnsembleData, names: list[str]) -> None:
+    """Phi (Definition 2) is evaluated in float32: values beyond its range (|x| > 3.4e38) give
+    NaN. Name the columns instead of letting the least squares or the training fail."""
+    bad = torch.zeros(len(names), dtype=torch.bool, device=data.phi[1].device)
+    for phi in (data.phi, data.phi_val):
+        if phi is not None:
+            bad |= (~torch.isfinite(phi[1])).flatten(0, 1).any(0)
+    if bool(bad.any()):
+        columns = ", ".join(repr(names[j]) for j in torch.nonzero(bad).flatten().tolist())
+        raise PilidError(
+            f"column(s) {columns} cannot be cut into pieces: their values are beyond float32's "
+            "range (|x| > 3.4e38); rescale them (e.g. standardise them) before fit"
+        )
+
+
+def _build_additive(est: Trainable, preps: list[Prepared], data: EnsembleData, device):
+    """Algorithm 1, step 2: the additive part of every trial, least squares or Gaussian."""
+    T = len(preps)
+    m = preps[0].X.shape[1]
+    P = max(p.knots.n_columns for p in preps)
+    feature = torch.zeros(T, P, dtype=torch.long)
+    mask = torch.zeros(T, P)
+    for t, p in enumerate(preps):
+        f, _, _ = p.knots.layout()
+        feature[t, : len(f)] = torch.as_tensor(f)
+        mask[t, : len(f)] = 1.0
+    feature, mask = feature.to(device), mask.to(device)
+    names = _column_names(est, m)
+    _check_phi_finite(data, names)
+    if est.init == "lstsq":
+        target = data.y if est._task == "regression" else 2.0 * data.y - 1.0
+        col, frac = data.phi
+        ws, bs = [], []
+        for t in range(T):  # one dense Phi (n x P) at a time
+            dense = phi_dense(col[t], frac[t], feature[t])
+            w_t, b_t = lstsq_init(
+                dense[None],
+                target[t : t + 1],
+                mask[t : t + 1],
+                names=[names[j] for j in feature[t].tolist()],
+            )
+            ws.append(w_t)
+            bs.append(b_t)
+        w, b = torch.cat(ws), torch.cat(bs)
+    else:  # init="gaussian": the paper's comparison, w ~ N(0, sigma^2), b = 0
+        w = torch.zeros(T, P)
+        for t, p in enumerate(preps):
+            g = trial_generator(p.seed, STREAM_ADDITIVE)
+            Pt = p.knots.n_columns
+            std = (2.0 / Pt) ** 0.5 if est.sigma is None else float(est.sigma)  # He: fan-in P
+            w[t, :Pt] = torch.randn(Pt, generator=g) * std
+        w, b = w.to(device), torch.zeros(T, P, device=device)
+    return AdditiveEnsemble(feature, mask, m, w, b)
+
+
+def _unstack(est: Trainable, model: PiLiDEnsemble, t: int, prep: Prepared) -> PiLiDEnsemble:
+    """Trial t of the trained ensemble as a T=1 module on the CPU (exact copies)."""
+    m = prep.X.shape[1]
+    add = None
+    if model.additive is not None:
+        a, Pt = model.additive, prep.knots.n_columns
+
+        def sl(v):
+            return v[t : t + 1, :Pt].detach().cpu().clone()
+
+        add = AdditiveEnsemble(
+            sl(a.feature), sl(a.mask), m, sl(a.w), sl(a.b), a.omega[t : t + 1].detach().cpu()
+        )
+        with torch.no_grad():  # exact copies (the constructor multiplies by the mask)
+            add.w.copy_(sl(a.w))
+            add.b.copy_(sl(a.b))
+    deep = None
+    if model.deep is not None:
+        deep = est._build_deep(m, [prep.seed])
+        state = {k: v[t : t + 1].detach().cpu().clone() for k, v in model.deep.state_dict().items()}
+        deep.load_state_dict(state)
+    out = PiLiDEnsemble(add, deep, 1)
+    if add is not None:
+        out.shift_w.copy_(model.shift_w[t : t + 1, : prep.knots.n_columns].cpu())
+        out.shift_c.copy_(model.shift_c[t : t + 1].cpu())
+    return out.eval()
+
+
+def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
+    est0 = ests[0]
+    data = _ensemble_data(preps, device)
+    T = len(ests)
+    seeds = [p.seed for p in preps]
+    additive = _build_additive(est0, preps, data, device) if est0._has_additive else None
+    deep = est0._build_deep(preps[0].X.shape[1], seeds)
+    model = PiLiDEnsemble(additive, deep, T).to(device)
+    cfg = est0._train_config(T)
+    result = train_ensemble(model, data, est0._phases(), cfg, seeds)
+    if getattr(est0, "purify", False) and additive is not None and deep is not None:
+        model.purify_(data.x, data.phi)
+    for t, (est, prep) in enumerate(zip(ests, preps)):
+        est.module_ = _unstack(est, model, t, prep)
+        ne = int(result.n_epochs[t])  # the ensemble may run on after this trial finished
+        est.history_ = {
+            "train_loss": result.train_loss[:ne, t].tolist(),
+            "val_loss": result.val_loss[:ne, t].tolist(),
+            "phase": [result.phase_names[k] for k in result.phase[:ne, t]],
+            "epoch_seconds": result.epoch_seconds[:ne].tolist(),  # of the whole ensemble
+        }
+        est.n_epochs_ = int(result.n_epochs[t])
+        est.best_epoch_ = int(result.best_epoch[t])
+        est.device_ = str(device)
+        est._finalize(prep)
+        est._after_fit()
+
+
+def _fit_local(ests, Xs, ys) -> list:
+    device = resolve_device(ests[0].device)
+    preps = [est._prepare(X, y) for est, X, y in zip(ests, Xs, ys)]
+    m = {p.X.shape[1] for p in preps}
+    if len(m) > 1:
+        raise PilidError(
+            f"fit_batched got data with different numbers of features {sorted(m)}; trials of "
+            "one batch must share the columns"
+        )
+    # Trials stack when their training/validation row counts agree; others form own groups.
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, p in enumerate(preps):
+        groups.setdefault((len(p.train_idx), len(p.val_idx)), []).append(i)
+    for idx in groups.values():
+        _fit_group([ests[i] for i in idx], [preps[i] for i in idx], device)
+    return ests
+
+
+def _worker(ests, Xs, ys):
+    torch.set_num_threads(1)
+    return _fit_local(ests, Xs, ys)
+
+
+def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1) -> list:
+    """Fit T estimators of one class and hyper-parameters (`random_state` may differ), each on
+    its own (X, y), as one ensemble with a leading trial dimension; returns them, fitted in place.
+
+    Trial t equals, within float tolerance, ``clone(estimators[t]).fit(Xs[t], ys[t])``.
+    ``n_jobs`` > 1 splits the trials over that many one-thread worker processes (CPU), each
+    training its share as an ensemble.
+    """
+    estimators = list(estimators)
+    Xs, ys = list(Xs), list(ys)
+    if not estimators:
+        return []
+    if not (len(estimators) == len(Xs) == len(ys)):
+        raise PilidError(
+            f"fit_batched got {len(estimators)} estimators, {len(Xs)} X and {len(ys)} y; pass "
+            "one X and one y per estimator"
+        )
+    cls = type(estimators[0])
+    if not isinstance(estimators[0], Trainable):
+        raise PilidError(f"{cls.__name__} cannot be trained by fit_batched; use its fit method")
+    ref = {k: v for k, v in estimators[0].get_params(deep=False).items() if k != "random_state"}
+    for est in estimators[1:]:
+        params = {k: v for k, v in est.get_params(deep=False).items() if k != "random_state"}
+        if type(est) is not cls or repr(params) != repr(ref):
+            raise PilidError(
+                "fit_batched needs estimators of one class with the same hyper-parameters "
+                "(only random_state may differ); fit the others separately"
+            )
+    n_jobs = 1 if n_jobs is None else int(n_jobs)
+    if n_jobs <= 1 or len(estimators) == 1:
+        return _fit_local(estimators, Xs, ys)
+    from joblib import Parallel, delayed
+
+    chunks = [c for c in np.array_split(np.arange(len(estimators)), n_jobs) if len(c)]
+    results = Parallel(n_jobs=len(chunks), backend="loky")(
+        delayed(_worker)([estimators[i] for i in c], [Xs[i] for i in c], [ys[i] for i in c])
+        for c in chunks
+    )
+    for c, fitted in zip(chunks, results):
+        for i, f in zip(c, fitted):
+            estimators[i].__dict__.update(f.__dict__)
+    return estimators

@@ -1,0 +1,201 @@
+"""Imports point one way: down the layers, never up, never in a cycle (CONTRIBUTING.md, "Layers").
+
+Every import statement of pilid/ (and of the Hydra plugin) counts, those inside functions too,
+and so does `importlib.import_module("pilid....")` with a literal name. `LAYERS` is the one list
+of the layers; CONTRIBUTING.md's table shows it and is checked against it here.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Lowest first. A module may import modules of its own layer and of the layers above it in
+#: this list; a package entry covers its sub-modules. `pilid` itself (pilid/__init__.py) is the
+#: public facade: it imports nothing from pilid when imported (its names resolve on first use),
+#: so every layer may import it (for `__version__`).
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("pilid", "pilid.errors", "pilid.device", "pilid.tasks", "pilid.streams")),
+    ("data", ("pilid.data",)),
+    ("nn", ("pilid.nn",)),
+    ("train", ("pilid.train",)),
+    ("models", ("pilid.models",)),
+    (
+        "experiments",
+        ("pilid.experiments", "pilid.config", "pilid.parallel", "pilid.run", "hydra_plugins"),
+    ),
+    ("report", ("pilid.report",)),
+)
+PACKAGES = ("pilid", "hydra_plugins")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            found[_module_name(path)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def layer_of(module: str) -> int:
+    """Index in `LAYERS` of the layer that holds `module` (the longest matching entry)."""
+    best, length = None, -1
+    for index, (_, entries) in enumerate(LAYERS):
+        for entry in entries:
+            covers = module == entry or (entry != "pilid" and module.startswith(entry + "."))
+            if covers and len(entry) > length:
+                best, length = index, len(entry)
+    if best is None:
+        raise AssertionError(f"{module} is in no layer; add it to LAYERS and CONTRIBUTING.md")
+    return best
+
+
+def _target(name: str) -> str | None:
+    """The module of ours that importing `name` loads (None for a third-party module)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports_of(module: str, path: Path) -> list[tuple[int, str]]:
+    """(line, module of ours) for every import in `path`, at any depth of the code."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            names = [f"{base}.{alias.name}" for alias in node.names]
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "attr", getattr(node.func, "id", "")) == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            names = [node.args[0].value]
+        for name in names:
+            target = _target(name)
+            if target is not None and target != module:
+                found.append((node.lineno, target))
+    return found
+
+
+GRAPH = {module: imports_of(module, path) for module, path in MODULES.items()}
+
+
+def test_every_module_has_a_layer():
+    for module in MODULES:
+        layer_of(module)
+    names = [name for name, _ in LAYERS]
+    assert len(set(names)) == len(names)
+
+
+def test_no_import_points_up_a_layer():
+    upward = []
+    for module, imports in GRAPH.items():
+        here = layer_of(module)
+        for line, target in imports:
+            if layer_of(target) > here:
+                upward.append(
+                    f"{MODULES[module].relative_to(ROOT)}:{line}: {module} ({LAYERS[here][0]}) "
+                    f"imports {target} ({LAYERS[layer_of(target)][0]})"
+                )
+    assert not upward, "imports that point up a layer:\n" + "\n".join(upward)
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_cycle_between_modules():
+    graph = {module: {target for _, target in imports} for module, imports in GRAPH.items()}
+    assert not _cycles(graph), f"import cycles: {_cycles(graph)}"
+
+
+def test_the_checker_sees_lazy_imports_cycles_and_upward_imports(tmp_path):
+    source = "def f():\n    from pilid.models.pilid import PiLiDRegressor\n"
+    path = tmp_path / "probe.py"
+    path.write_text(source)
+    assert imports_of("pilid.nn.probe", path) == [(2, "pilid.models.pilid")]
+    assert layer_of("pilid.models.pilid") > layer_of("pilid.nn.mlp")
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_facade_imports_nothing_from_pilid_when_imported():
+    tree = ast.parse((ROOT / "pilid" / "__init__.py").read_text())
+    eager = []
+    for node in tree.body:  # module level only: the lazy import in __getattr__ runs on use
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [alias.name for alias in node.names] + [getattr(node, "module", "") or ""]
+            eager += [name for name in names if name.split(".")[0] == "pilid"]
+    assert not eager
+    import pilid
+
+    for name, module in pilid._LAZY.items():
+        assert _target(module) == module, f"pilid.{name} points to a missing module {module}"
+        assert hasattr(pilid, name)
+
+
+def test_contributing_shows_the_same_layers():
+    """CONTRIBUTING.md's table (`| n | layer | modules | ... |`) lists LAYERS in order."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    rows = re.findall(r"^\|\s*(\d+)\s*\|\s*(\w+)\s*\|([^|]*)\|", text, flags=re.M)
+    shown = [(name, tuple(re.findall(r"`([\w.]+)`", modules))) for _, name, modules in rows]
+    assert [int(n) for n, _, _ in rows] == list(range(len(LAYERS)))
+    assert shown == [(name, entries) for name, entries in LAYERS]
+
+
+@pytest.mark.parametrize("module", ["pilid.models.pilid", "pilid.train.batched"])
+def test_known_edges_are_seen(module):
+    """A sanity check that the walk finds the imports it must (the estimators train)."""
+    targets = {target for _, target in GRAPH[module]}
+    assert targets & {"pilid.models.neural", "pilid.nn.ensemble"}
