@@ -1,17 +1,20 @@
 # pilid: the commands the README shows. `make help` lists them.
 PYTHON ?= python
-RESULTS ?= results/runs
+# The committed records: make tables/figures/reproduction rebuild the committed outputs from them.
+RESULTS ?= results/records
 SMOKE_RESULTS ?= results/smoke
 
-.PHONY: help install test lint format tables figures bench smoke
+.PHONY: help install test lint format tables figures reproduction artifacts bench smoke
 
 help:
 	@echo "install  pip install -e '.[dev]'"
 	@echo "test     run the test suite (CPU, < 10 min on 2 cores)"
 	@echo "lint     ruff check + ruff format --check"
 	@echo "format   ruff format + ruff check --fix"
-	@echo "tables   LaTeX/Markdown tables of the paper from stored results"
-	@echo "figures  the paper's figures from stored results"
+	@echo "tables   LaTeX/Markdown tables of the paper from $(RESULTS) into $(TABLES)"
+	@echo "figures  the paper's figures (+ paper vs ours) from $(RESULTS) into $(FIGURES)"
+	@echo "reproduction  $(REPRODUCTION) (ours beside the paper, verdicts) + the paper-vs-ours figure"
+	@echo "artifacts  list the artefacts of $(RESULTS) the figures read (to git add -f)"
 	@echo "bench    benchmark scripts (ratios measured in one run)"
 	@echo "smoke    every experiment, tiny, end to end, into $(SMOKE_RESULTS)"
 
@@ -31,6 +34,7 @@ format:
 
 TABLES ?= results/tables
 FIGURES ?= results/figures
+REPRODUCTION ?= REPRODUCTION.md
 SMOKE_EXPERIMENTS ?= smoke_sim_regression smoke_sim_classification smoke_init_significance \
 	smoke_real_data smoke_skill_shapes smoke_spambase_interactions
 
@@ -39,6 +43,14 @@ tables:
 
 figures:
 	$(PYTHON) -m pilid.report figures --results $(RESULTS) --out $(FIGURES)
+
+reproduction:
+	$(PYTHON) -m pilid.report reproduction --results $(RESULTS) --out $(REPRODUCTION) \
+		--figures $(FIGURES) --tables $(TABLES)
+
+# The artefact files the figures read (commit them with the records: they are git-ignored).
+artifacts:
+	$(PYTHON) -m pilid.report artifacts --results $(RESULTS)
 
 bench:
 	$(PYTHON) scripts/bench_pilid.py

@@ -47,7 +47,12 @@ def _record(experiment, setting, trial, value, setting_id, metric):
         "metric": metric,
         "value": float(value),
         "setting_id": setting_id,
-        "data": {"name": setting.dataset, "N": setting.N, "m": setting.m},
+        "data": {
+            "name": setting.dataset,
+            "N": setting.N,
+            "m": setting.m,
+            **({"generator": setting.generator} if setting.generator else {}),
+        },
     }
 
 
@@ -55,9 +60,11 @@ def _frame(records):
     return normalise_records(pd.DataFrame.from_records(records))
 
 
-def _sim_settings(Ns, ms, methods, task="regression"):
+def _sim_settings(Ns, ms, methods, task="regression", generator=None):
     return [
-        Setting("synthetic", model, task=task, N=N, m=m, gamma=gamma, init=init)
+        Setting(
+            "synthetic", model, task=task, N=N, m=m, gamma=gamma, init=init, generator=generator
+        )
         for N in Ns
         for m in ms
         for model, gamma, init in methods
@@ -404,7 +411,9 @@ def test_build_and_write_every_table(sim, init, tmp_path):
 
 
 def test_cli_writes_tables_and_fails_with_one_line(tmp_path, capsys):
-    settings = _sim_settings([400], [4], [("pilid", 5, "lstsq"), ("rf", None, None)])
+    settings = _sim_settings(
+        [400], [4], [("pilid", 5, "lstsq"), ("rf", None, None)], generator="demo"
+    )
     records = [
         _record("smoke_sim_regression", s, t, 0.3 + 0.01 * t, f"c{k}", "mse")
         for k, s in enumerate(settings)

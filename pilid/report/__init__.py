@@ -3,11 +3,14 @@
 Nothing here trains: everything is read from a results directory (``records.jsonl`` and
 ``artifacts/``). From the command line::
 
-    python -m pilid.report tables  --results results/runs --out results/tables
-    python -m pilid.report figures --results results/runs --out results/figures
+    python -m pilid.report tables       --results results/records --out results/tables
+    python -m pilid.report figures      --results results/records --out results/figures
+    python -m pilid.report reproduction --results results/records --out REPRODUCTION.md
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from pilid.errors import PilidError
 from pilid.report.records import (
@@ -16,8 +19,10 @@ from pilid.report.records import (
     experiment_grid,
     grids_for_records,
     load_records,
+    notice,
     select_records,
 )
+from pilid.report.reproduction import PAPER_EXPERIMENTS, paper_generator
 from pilid.report.stats import PairedTTest, paired_by_seed, paired_ttest, significance_marker
 from pilid.report.tables import Cell, Table, build_tables, mark_best, write_tables
 
@@ -29,10 +34,12 @@ __all__ = [
     "Table",
     "build_figures",
     "build_tables",
+    "committed_artifacts",
     "experiment_grid",
     "grids_for_records",
     "load_records",
     "make_figures",
+    "make_reproduction",
     "make_tables",
     "mark_best",
     "paired_by_seed",
@@ -43,18 +50,35 @@ __all__ = [
 ]
 
 
-def make_tables(results, out, conf_dir=None, fidelity: bool = True, records=None):
-    """Read the records under ``results``, build every table and write it under ``out``.
+#: The matched paper cells (the paper-vs-ours figure's data), beside the tables.
+CELLS_CSV = "paper_vs_ours_cells.csv"
 
-    ``records``: the already loaded records of ``results`` (default: read them). Raises
-    ``PilidError``, writing nothing, when no table can be built from them.
+
+def make_tables(
+    results,
+    out,
+    conf_dir=None,
+    fidelity: bool = True,
+    records=None,
+    update_fidelity_cache: bool = False,
+):
+    """Read the records under ``results``, build every table and write it under ``out``, with
+    ``paper_vs_ours_cells.csv`` (every paper cell we ran, ours beside the paper's) when the
+    records hold a paper experiment.
+
+    ``records``: the already loaded records of ``results`` (default: read them);
+    ``update_fidelity_cache``: merge the shape fidelity computed from the artefacts into
+    ``<results>/shape_fidelity.csv`` (see `pilid.report.shapes`). Raises ``PilidError``, writing
+    nothing, when no table can be built from them.
     """
     from pilid.report.records import records_file, results_root
+    from pilid.report.reproduction import experiment_of, paper_cells, write_cells_csv
 
     if records is None:
         records = load_records(results)
     grids = grids_for_records(records, conf_dir)
-    tables = build_tables(records, grids, root=results_root(results), fidelity=fidelity)
+    root = results_root(results)
+    tables = build_tables(records, grids, root=root, fidelity=fidelity)
     if not tables:
         names = sorted(records["experiment"].dropna().astype(str).unique().tolist())
         found = f"experiment(s) {', '.join(names)}" if names else "no experiment name"
@@ -63,20 +87,108 @@ def make_tables(results, out, conf_dir=None, fidelity: bool = True, records=None
             "run a table experiment (python -m pilid.run -m experiment=sim_regression, "
             "init_significance or real_data), or use `figures` for skill_shapes"
         )
-    return tables, write_tables(tables, out)
+    written = write_tables(tables, out)
+    if any(experiment_of(t.name) for t in tables):
+        written.append(write_cells_csv(paper_cells(tables), Path(out) / CELLS_CSV))
+    if update_fidelity_cache:
+        from pilid.report.shapes import write_fidelity_cache
+
+        for table in tables:
+            if table.name.endswith("_shape_fidelity") and table.records is not None:
+                try:
+                    write_fidelity_cache(root, table.records)
+                except OSError as error:
+                    notice(f"could not update the shape-fidelity cache in {root}: {error}")
+    note_stale(out, written)
+    return tables, written
 
 
-def make_figures(results, out, records=None):
-    """Read the records and artefacts under ``results`` and draw every figure under ``out``."""
+#: Files of ``results/tables`` written by other scripts (not by ``make tables``), never stale.
+EXTERNAL_TABLE_FILES = ("generators_linear.csv",)
+
+
+def note_stale(out, written) -> None:
+    """One notice naming the files in ``out`` that this build did not write (left over from
+    an older build; committed, they would not match a rebuild). ``EXTERNAL_TABLE_FILES`` are
+    not named."""
+    folder = Path(out)
+    if not folder.is_dir():
+        return
+    names = {Path(p).name for p in written} | set(EXTERNAL_TABLE_FILES)
+    stale = sorted(
+        p.name
+        for p in folder.iterdir()
+        if p.is_file() and not p.name.startswith(".") and p.name not in names
+    )
+    if stale:
+        notice(f"{folder} holds files this build did not write (stale? delete them): {stale}")
+
+
+def make_figures(results, out, records=None, conf_dir=None, paper_vs_ours: bool = True):
+    """Read the records and artefacts under ``results`` and draw every figure under ``out``:
+    Figures 3-5 and, when the records hold a paper experiment, the paper-vs-ours figure."""
     from pilid.report.records import results_root
+    from pilid.report.reproduction import draw_paper_vs_ours, paper_cells, paper_tables
 
     if records is None:
         records = load_records(results)
-    return build_figures(records, results_root(results), out)
+    written = build_figures(
+        records, results_root(results), out, generator=paper_generator(conf_dir)
+    )
+    if paper_vs_ours:
+        tables = paper_tables(records, conf_dir=conf_dir, fidelity=False)
+        if tables:
+            written += draw_paper_vs_ours(paper_cells(tables), out)
+        else:
+            notice(
+                "paper_vs_ours: no records of a paper experiment ("
+                + ", ".join(PAPER_EXPERIMENTS)
+                + "); skipped"
+            )
+    note_stale(out, written)
+    return written
 
 
-def build_figures(records, root, out_dir, evaluator=None):
+def committed_artifacts(results, records=None, conf_dir=None) -> list[Path]:
+    """The files under ``results`` besides ``records.jsonl`` that a fresh clone needs to rebuild
+    the committed tables and figures: the artefacts the figures read
+    (`pilid.report.figures.figure_artifacts`) and the shape-fidelity cache
+    (``shape_fidelity.csv``) where it exists. The other artefacts are git-ignored."""
+    from pilid.report.figures import figure_artifacts
+    from pilid.report.records import results_root
+    from pilid.report.shapes import FIDELITY_CACHE
+
+    if records is None:
+        records = load_records(results)
+    root = results_root(results)
+    paths = figure_artifacts(records, root, generator=paper_generator(conf_dir))
+    cache = Path(root) / FIDELITY_CACHE
+    return ([cache] if cache.is_file() else []) + paths
+
+
+def make_reproduction(
+    results,
+    out,
+    figures_dir="results/figures",
+    conf_dir=None,
+    records=None,
+    tables_dir="results/tables",
+):
+    """REPRODUCTION.md and the paper-vs-ours figure (see `pilid.report.reproduction`)."""
+    from pilid.report.reproduction import make_reproduction as _make
+
+    return _make(
+        results,
+        out,
+        figures_dir=figures_dir,
+        conf_dir=conf_dir,
+        records=records,
+        tables_dir=tables_dir,
+    )
+
+
+def build_figures(records, root, out_dir, evaluator=None, generator=None):
     """Figures 3-5 from records and the artefacts under ``root`` (see pilid.report.figures)."""
     from pilid.report.figures import build_figures as _build
 
-    return _build(records, root, out_dir, evaluator=evaluator)
+    return _build(records, root, out_dir, evaluator=evaluator, generator=generator)

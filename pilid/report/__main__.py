@@ -1,4 +1,6 @@
-"""``python -m pilid.report {tables,figures} --results <dir|records.jsonl> --out <dir>``.
+"""``python -m pilid.report {tables,figures} --results <dir|records.jsonl> --out <dir>`` and
+``python -m pilid.report reproduction --results <dir|records.jsonl> --out REPRODUCTION.md``;
+``python -m pilid.report artifacts --results <dir>`` lists the artefact files to commit.
 
 Bad input (no records, an output path that is a file or not writable, a missing ``--conf-dir``)
 stops with one line ``pilid: error: <problem>; <fix>`` on stderr and exit code 2, before anything
@@ -19,6 +21,8 @@ from pilid.errors import PilidError
 
 #: At most this many skipped-line warnings are printed one by one (the count line follows).
 MAX_WARNINGS = 10
+#: Where the committed records live (``make tables``/``figures``/``reproduction`` read them).
+DEFAULT_RESULTS = "results/records"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,14 +31,38 @@ def _parser() -> argparse.ArgumentParser:
         description="Build the paper's tables and figures from stored trial records.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
+    results_help = "results dir or records.jsonl"
     tables = commands.add_parser("tables", help="LaTeX + Markdown tables (one file per table)")
-    tables.add_argument("--results", default="results/runs", help="results dir or records.jsonl")
+    tables.add_argument("--results", default=DEFAULT_RESULTS, help=results_help)
     tables.add_argument("--out", default="results/tables", help="output directory")
     tables.add_argument("--conf-dir", default=None, help="Hydra config dir (default: conf/)")
     tables.add_argument("--no-fidelity", action="store_true", help="skip the shape-fidelity table")
-    figures = commands.add_parser("figures", help="PNG + PDF figures (Figures 3-5)")
-    figures.add_argument("--results", default="results/runs", help="results dir or records.jsonl")
+    figures = commands.add_parser(
+        "figures", help="PNG + PDF figures (Figures 3-5 and the paper-vs-ours figure)"
+    )
+    figures.add_argument("--results", default=DEFAULT_RESULTS, help=results_help)
     figures.add_argument("--out", default="results/figures", help="output directory")
+    figures.add_argument("--conf-dir", default=None, help="Hydra config dir (default: conf/)")
+    reproduction = commands.add_parser(
+        "reproduction", help="REPRODUCTION.md: ours beside the paper, verdicts, compute, commands"
+    )
+    reproduction.add_argument("--results", default=DEFAULT_RESULTS, help=results_help)
+    reproduction.add_argument("--out", default="REPRODUCTION.md", help="the Markdown file")
+    reproduction.add_argument(
+        "--figures", default="results/figures", help="where the paper-vs-ours figure goes"
+    )
+    reproduction.add_argument(
+        "--tables",
+        default="results/tables",
+        help="the tables directory the file points to (and reads generators_linear.csv from)",
+    )
+    reproduction.add_argument("--conf-dir", default=None, help="Hydra config dir (default: conf/)")
+    artifacts = commands.add_parser(
+        "artifacts",
+        help="list the artefact files to commit (those the figures read, the fidelity cache)",
+    )
+    artifacts.add_argument("--results", default=DEFAULT_RESULTS, help=results_help)
+    artifacts.add_argument("--conf-dir", default=None, help="Hydra config dir (default: conf/)")
     return parser
 
 
@@ -65,6 +93,32 @@ def check_out_dir(out: str) -> Path:
         raise PilidError(f"--out {out} {where} ({reason}); {fix}") from error
     os.close(fd)
     os.unlink(probe)
+    return path
+
+
+def check_out_file(out: str) -> Path:
+    """The output file ``out``, checked (not written) before anything is read: not a directory,
+    in a directory that exists or can be created, and writable."""
+    path = Path(out).expanduser()
+    fix = "pass --out a writable file path, e.g. REPRODUCTION.md"
+    if path.is_dir():
+        raise PilidError(f"--out {out} is a directory, not a file; {fix}")
+    existing = path.parent
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise PilidError(f"--out {out} cannot be created: {existing} is a file; {fix}")
+    try:
+        fd, probe = tempfile.mkstemp(dir=existing, prefix=".pilid-report-", suffix=".probe")
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise PilidError(
+            f"--out {out} cannot be written in {existing} ({reason}); {fix}"
+        ) from error
+    os.close(fd)
+    os.unlink(probe)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise PilidError(f"--out {out} is not writable; {fix}")
     return path
 
 
@@ -121,12 +175,15 @@ def read_records(results: str):
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from pilid.report import make_figures, make_tables
+    from pilid.report import committed_artifacts, make_figures, make_reproduction, make_tables
 
     try:
-        if args.command == "tables":
-            check_conf_dir(args.conf_dir)
-        check_out_dir(args.out)
+        check_conf_dir(args.conf_dir)
+        if args.command == "reproduction":
+            check_out_file(args.out)
+            check_out_dir(args.figures)
+        elif args.command != "artifacts":
+            check_out_dir(args.out)
         records = read_records(args.results)
         if args.command == "tables":
             tables, written = make_tables(
@@ -135,16 +192,38 @@ def main(argv: list[str] | None = None) -> int:
                 conf_dir=args.conf_dir,
                 fidelity=not args.no_fidelity,
                 records=records,
+                update_fidelity_cache=not args.no_fidelity,
             )
             print(f"pilid.report: {len(tables)} tables, {len(written)} files in {args.out}")
-        else:
-            written = make_figures(args.results, args.out, records=records)
+        elif args.command == "figures":
+            written = make_figures(args.results, args.out, records=records, conf_dir=args.conf_dir)
             print(f"pilid.report: {len(written)} figure files in {args.out}")
+        elif args.command == "artifacts":
+            paths = committed_artifacts(args.results, records=records, conf_dir=args.conf_dir)
+            for path in paths:  # one per line, for git add -f --pathspec-from-file=-
+                print(path.as_posix())
+            size = sum(path.stat().st_size for path in paths)
+            print(
+                f"pilid.report: {len(paths)} files, {size / 1e6:.1f} MB to commit besides "
+                "records.jsonl",
+                file=sys.stderr,
+            )
+        else:
+            written = make_reproduction(
+                args.results,
+                args.out,
+                figures_dir=args.figures,
+                conf_dir=args.conf_dir,
+                records=records,
+                tables_dir=args.tables,
+            )
+            figures = len(written) - 1
+            print(f"pilid.report: wrote {args.out} and {figures} figure files in {args.figures}")
     except PilidError as error:
         _say("error", error)
         return 2
     except OSError as error:  # e.g. an unreadable records file, a full disk
-        where = error.filename or args.out
+        where = error.filename or getattr(args, "out", args.results)
         _say(
             "error",
             f"cannot access {where} ({error.strerror or error}); --results must be readable and "

@@ -6,8 +6,13 @@
 - Figure 5: PiLiB's interaction effects of two spambase feature pairs as heat maps, from the
   grids the runner stores as ``interaction-grid-trial<k>-<feat_a>__<feat_b>.csv``
   (``x_a, x_b, value``: the block part's contribution of the pair on an x_a by x_b grid).
+- ``paper_vs_ours``: every cell of the paper's tables that we ran, the paper's value against ours
+  (one marker per cell, coloured by table, the diagonal drawn; MSE and AUC in separate panels).
 
-Nothing here trains a model: a figure without data is skipped with a printed notice.
+Nothing here trains a model: a figure without data is skipped with a printed notice, and
+`build_figures` ends with one notice naming every figure it could not draw. Files are
+deterministic: PNG and PDF are saved without dates or version strings (``METADATA``), so a
+rebuild on the same matplotlib gives the same bytes.
 """
 
 from __future__ import annotations
@@ -36,16 +41,29 @@ FIG5_PAIRS = (
     ("word_freq_pm", "word_freq_free"),
 )
 FORMATS = ("png", "pdf")
+#: Fixed file metadata: no creation date, no library version (PNG's ``Software``, PDF's
+#: ``Producer``), so that the same figure gives the same bytes.
+METADATA = {
+    "png": {"Software": None},
+    "pdf": {"Creator": "pilid.report", "Producer": None, "CreationDate": None},
+}
+#: Every figure stem `build_figures` can draw (for the notice of those it could not).
+FIGURE_STEMS = {
+    "figure 3": ("fig3_simulation_shapes_lstsq", "fig3_simulation_shapes_gaussian"),
+    "figure 4": ("fig4_skill_age",),
+    "figure 5": ("fig5_spambase_interactions",),
+}
 
 
 def save(fig, out_dir: str | os.PathLike, stem: str) -> list[Path]:
-    """Save ``fig`` as ``<stem>.png`` and ``<stem>.pdf`` under ``out_dir``; close it."""
+    """Save ``fig`` as ``<stem>.png`` and ``<stem>.pdf`` under ``out_dir`` with fixed metadata
+    (``METADATA``); close it."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for fmt in FORMATS:
         path = out / f"{stem}.{fmt}"
-        fig.savefig(path, dpi=150, bbox_inches="tight")
+        fig.savefig(path, dpi=150, bbox_inches="tight", metadata=METADATA[fmt])
         paths.append(path)
     plt.close(fig)
     return paths
@@ -75,19 +93,33 @@ def average_shape(trials: list[pd.DataFrame], feature: str, n_points: int = shap
     return grid, curves.mean(axis=0), std
 
 
-def _synthetic_pilid(records: pd.DataFrame) -> pd.DataFrame:
+def _synthetic_pilid(records: pd.DataFrame, generator=None) -> pd.DataFrame:
+    """PiLiD on synthetic regression data, of one generator (shapes of two truths are never
+    mixed): ``generator`` where it has records (None: the default generator), else the generator
+    with most records (ties: the default generator, then by name)."""
     mask = (
         (records["dataset"] == "synthetic")
         & (records["model"] == "pilid")
         & (records["task"].fillna("regression") == "regression")
     )
-    return records[mask.fillna(False).to_numpy(dtype=bool)]
+    pool = records[mask.fillna(False).to_numpy(dtype=bool)]
+    if "generator" not in pool.columns or pool.empty:
+        return pool
+    keys = pool["generator"].map(lambda g: "" if g is None or pd.isna(g) else str(g))
+    wanted = "" if generator is None else str(generator)
+    if not (keys == wanted).any():
+        counts = keys.value_counts()
+        wanted = min(counts.index, key=lambda k: (-int(counts[k]), k))
+    return pool[(keys == wanted).to_numpy(dtype=bool)]
 
 
-def choose_fig3_setting(records: pd.DataFrame, target: dict = FIG3_SETTING) -> dict | None:
+def choose_fig3_setting(
+    records: pd.DataFrame, target: dict = FIG3_SETTING, generator=None
+) -> dict | None:
     """The (N, m, gamma) of Figure 3: the paper's when run, else the nearest one recorded
-    (same gamma first, then m, then N), preferring settings run with both initialisations."""
-    pool = _synthetic_pilid(records)
+    (same gamma first, then m, then N), preferring settings run with both initialisations.
+    ``generator``: the synthetic generator preferred (see `_synthetic_pilid`)."""
+    pool = _synthetic_pilid(records, generator)
     if pool.empty:
         return None
     keys = pool[["N", "m", "gamma"]].dropna().drop_duplicates()
@@ -105,6 +137,28 @@ def choose_fig3_setting(records: pd.DataFrame, target: dict = FIG3_SETTING) -> d
     return best
 
 
+def fig3_arms(
+    records: pd.DataFrame, setting: dict | None = None, generator=None
+) -> tuple[dict | None, list[tuple[str, pd.DataFrame]]]:
+    """Figure 3's setting and its records per initialisation: ``(setting, [(init, records)])``
+    (one record per trial, the newest)."""
+    setting = setting or choose_fig3_setting(records, generator=generator)
+    if setting is None:
+        return None, []
+    pool = _synthetic_pilid(records, generator)
+    pool = pool[
+        ((pool["N"] == setting["N"]) & (pool["m"] == setting["m"]))
+        .fillna(False)
+        .to_numpy(dtype=bool)
+    ]
+    pool = pool[(pool["gamma"] == setting["gamma"]).fillna(False).to_numpy(dtype=bool)]
+    arms = []
+    for init in dict.fromkeys(pool["init"].dropna()):
+        arm = pool[pool["init"] == init]
+        arms.append((init, arm.drop_duplicates(subset=["setting_id", "trial"], keep="last")))
+    return setting, arms
+
+
 def figure_simulation_shapes(
     records: pd.DataFrame,
     root: str | os.PathLike,
@@ -112,27 +166,20 @@ def figure_simulation_shapes(
     setting: dict | None = None,
     evaluator=None,
     n_cols: int = 5,
+    generator=None,
 ) -> list[Path]:
     """Figure 3: learned (dashed black, mean +- std band over trials) vs true (solid blue)
-    marginal value functions, both centred on the feature's range; one figure per init."""
-    setting = setting or choose_fig3_setting(records)
+    marginal value functions, both centred on the feature's range; one figure per init.
+    ``generator``: the synthetic generator preferred (the one the paper's experiments use)."""
+    setting, arms = fig3_arms(records, setting, generator)
     if setting is None:
         notice("figure 3: no PiLiD runs on synthetic regression data; skipped")
         return []
     if setting != FIG3_SETTING:
         notice(f"figure 3: the paper's setting {FIG3_SETTING} was not run; drawing {setting}")
     evaluator = evaluator or shapes.evaluator_for
-    pool = _synthetic_pilid(records)
-    pool = pool[
-        ((pool["N"] == setting["N"]) & (pool["m"] == setting["m"]))
-        .fillna(False)
-        .to_numpy(dtype=bool)
-    ]
-    pool = pool[(pool["gamma"] == setting["gamma"]).fillna(False).to_numpy(dtype=bool)]
     written = []
-    for init in dict.fromkeys(pool["init"].dropna()):
-        arm = pool[pool["init"] == init]
-        arm = arm.drop_duplicates(subset=["setting_id", "trial"], keep="last")
+    for init, arm in arms:
         trials = _trial_shapes(root, arm)
         if not trials:
             notice(f"figure 3 ({init}): no stored shapes for {setting}; skipped")
@@ -167,6 +214,20 @@ def figure_simulation_shapes(
     return written
 
 
+def fig4_arms(records: pd.DataFrame, gammas=FIG4_GAMMAS) -> list[tuple[int, pd.DataFrame]]:
+    """PiLiD's records on skill per gamma of Figure 4 (one record per trial, the newest)."""
+    pool = records[
+        ((records["dataset"] == "skill") & (records["model"] == "pilid"))
+        .fillna(False)
+        .to_numpy(dtype=bool)
+    ]
+    arms = []
+    for gamma in gammas:
+        arm = pool[(pool["gamma"] == gamma).fillna(False).to_numpy(dtype=bool)]
+        arms.append((gamma, arm.drop_duplicates(subset=["setting_id", "trial"], keep="last")))
+    return arms
+
+
 def figure_skill_age(
     records: pd.DataFrame,
     root: str | os.PathLike,
@@ -176,15 +237,8 @@ def figure_skill_age(
 ) -> list[Path]:
     """Figure 4: PiLiD's learned shape of ``Age`` in skill, one panel per gamma (mean over
     trials, +-1 std band)."""
-    pool = records[
-        ((records["dataset"] == "skill") & (records["model"] == "pilid"))
-        .fillna(False)
-        .to_numpy(dtype=bool)
-    ]
     panels = []
-    for gamma in gammas:
-        arm = pool[(pool["gamma"] == gamma).fillna(False).to_numpy(dtype=bool)]
-        arm = arm.drop_duplicates(subset=["setting_id", "trial"], keep="last")
+    for gamma, arm in fig4_arms(records, gammas):
         trials = _trial_shapes(root, arm)
         names = {str(f).lower(): str(f) for t in trials for f in t["feature"].unique()}
         if trials and feature.lower() in names:
@@ -228,6 +282,26 @@ def average_grid(grids: dict[int, pd.DataFrame]):
     return xa, xb, np.mean(mats, axis=0), len(mats)
 
 
+def fig5_choice(
+    records: pd.DataFrame, root: str | os.PathLike, pairs=FIG5_PAIRS, dataset: str = "spambase"
+) -> list[tuple[tuple[str, str], str, dict]]:
+    """Figure 5's panels: ``[((feat_a, feat_b), setting_id, {trial: grid})]``, the paper's pairs
+    when stored, else the first two stored pairs; each pair from the PiLiB setting on ``dataset``
+    with most trials stored for it."""
+    pool = records[
+        ((records["dataset"] == dataset) & (records["model"] == "pilib"))
+        .fillna(False)
+        .to_numpy(dtype=bool)
+    ]
+    found: dict[tuple[str, str], tuple[str, dict]] = {}
+    for setting_id in dict.fromkeys(pool["setting_id"].dropna()):
+        for pair, grids in shapes.interaction_grids(root, setting_id).items():
+            if len(grids) > len(found.get(pair, ("", {}))[1]):
+                found[pair] = (str(setting_id), grids)
+    chosen = [p for p in pairs if p in found] or sorted(found)[:2]
+    return [(pair, *found[pair]) for pair in chosen]
+
+
 def figure_interactions(
     records: pd.DataFrame,
     root: str | os.PathLike,
@@ -237,23 +311,15 @@ def figure_interactions(
 ) -> list[Path]:
     """Figure 5: PiLiB interaction heat maps of two spambase feature pairs (the paper's pairs
     when stored, else the first two stored pairs)."""
-    pool = records[
-        ((records["dataset"] == dataset) & (records["model"] == "pilib"))
-        .fillna(False)
-        .to_numpy(dtype=bool)
-    ]
-    found: dict[tuple[str, str], dict] = {}
-    for setting_id in dict.fromkeys(pool["setting_id"].dropna()):
-        for pair, grids in shapes.interaction_grids(root, setting_id).items():
-            if len(grids) > len(found.get(pair, {})):
-                found[pair] = grids
-    if not found:
+    panels = fig5_choice(records, root, pairs, dataset)
+    if not panels:
         notice(
             f"figure 5: no PiLiB interaction grids on {dataset} "
             "(interaction-grid-trial<k>-<a>__<b>.csv); skipped"
         )
         return []
-    chosen = [p for p in pairs if p in found] or sorted(found)[:2]
+    chosen = [pair for pair, _, _ in panels]
+    found = {pair: grids for pair, _, grids in panels}
     fig, axes = plt.subplots(1, len(chosen), figsize=(4.2 * len(chosen), 3.4), squeeze=False)
     for ax, (feat_a, feat_b) in zip(axes[0], chosen):
         xa, xb, values, count = average_grid(found[(feat_a, feat_b)])
@@ -270,13 +336,146 @@ def figure_interactions(
     return save(fig, out_dir, "fig5_spambase_interactions")
 
 
+# -- the whole reproduction at a glance ---------------------------------------------------------
+PAPER_VS_OURS = "paper_vs_ours"
+
+
+def figure_paper_vs_ours(
+    cells: pd.DataFrame,
+    out_dir: str | os.PathLike,
+    n_paper_cells: int | None = None,
+    table_order: list[str] | None = None,
+    table_labels: dict | None = None,
+    paper_trials: int = 20,
+) -> list[Path]:
+    """Every paper cell we ran: the paper's mean (x) against ours (y), one marker per cell,
+    coloured by paper table (a fixed colour per table), hollow where ours has fewer than
+    ``paper_trials`` trials; the diagonal drawn; MSE and AUC in separate panels.
+
+    ``cells``: `pilid.report.reproduction.paper_cells` rows with ``trials > 0`` (columns
+    ``paper_table, metric, paper_mean, ours_mean, reduced``); ``n_paper_cells``: the number of
+    cells of the paper's tables (the title says how many of them were run).
+    """
+    if cells.empty:
+        notice("paper_vs_ours: no cell of the paper's tables has records yet; skipped")
+        return []
+    order = list(table_order or dict.fromkeys(cells["paper_table"]))
+    labels = table_labels or {}
+    colours = {t: plt.get_cmap("tab10")(i % 10) for i, t in enumerate(order)}
+    metrics = [m for m in ("mse", "auc") if (cells["metric"] == m).any()]
+    metrics += sorted(set(cells["metric"]) - set(metrics))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 5.0), squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        part = cells[cells["metric"] == metric]
+        values = np.concatenate([part["paper_mean"].to_numpy(), part["ours_mean"].to_numpy()])
+        lo, hi = float(np.min(values)), float(np.max(values))
+        pad = 0.05 * (hi - lo) if hi > lo else 0.01
+        lo, hi = lo - pad, hi + pad
+        ax.plot([lo, hi], [lo, hi], color="0.5", lw=1.0, ls="--", zorder=1)
+        for table in order:
+            rows = part[part["paper_table"] == table]
+            if rows.empty:
+                continue
+            reduced = rows["reduced"].to_numpy(dtype=bool)
+            colour = colours[table]
+            name = f"{labels.get(table, table)} ({len(rows)})"
+            full, short = rows[~reduced], rows[reduced]
+            if len(full):
+                ax.scatter(
+                    full["paper_mean"], full["ours_mean"], s=22, color=colour, label=name, zorder=3
+                )
+            if len(short):
+                ax.scatter(
+                    short["paper_mean"],
+                    short["ours_mean"],
+                    s=22,
+                    facecolors="none",
+                    edgecolors=[colour],
+                    label=None if len(full) else name,
+                    zorder=3,
+                )
+        if part["reduced"].any():  # one legend entry explains the hollow markers
+            ax.scatter(
+                [],
+                [],
+                s=22,
+                facecolors="none",
+                edgecolors="0.3",
+                label=f"hollow: < {paper_trials} trials",
+            )
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_aspect("equal")
+        better = "below" if metric == "mse" else "above"
+        cells_text = f"{len(part)} cell" + ("" if len(part) == 1 else "s")
+        ax.set_title(
+            f"{metric.upper()}: {cells_text} (ours better {better} the diagonal)", fontsize=9
+        )
+        ax.set_xlabel("paper", fontsize=9)
+        ax.set_ylabel("ours (mean over trials)", fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=7, loc="best", title="paper table (cells)", title_fontsize=7)
+    run = len(cells)
+    total = f" of {n_paper_cells}" if n_paper_cells else ""
+    title = f"The paper's tables against ours: {run}{total} cells run"
+    n_reduced = int(cells["reduced"].sum())
+    if n_reduced:
+        title += f" (reduced run: {n_reduced} with fewer than {paper_trials} trials, hollow)"
+    elif n_paper_cells and run < n_paper_cells:
+        title += f" (reduced run: the other {n_paper_cells - run} not run yet)"
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return save(fig, out_dir, PAPER_VS_OURS)
+
+
 def build_figures(
-    records: pd.DataFrame, root: str | os.PathLike, out_dir: str | os.PathLike, evaluator=None
+    records: pd.DataFrame,
+    root: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    evaluator=None,
+    generator=None,
 ) -> list[Path]:
     """Every figure the stored artefacts allow (Figures 3-5); the rest are skipped with a
-    notice."""
+    notice, and one last notice names every figure that could not be drawn. ``generator``: the
+    synthetic generator Figure 3 prefers (None: the default one)."""
     written = []
-    written += figure_simulation_shapes(records, root, out_dir, evaluator=evaluator)
+    written += figure_simulation_shapes(
+        records, root, out_dir, evaluator=evaluator, generator=generator
+    )
     written += figure_skill_age(records, root, out_dir)
     written += figure_interactions(records, root, out_dir)
+    drawn = {p.stem for p in written}
+    missing = [
+        f"{name} ({stem})"
+        for name, stems in FIGURE_STEMS.items()
+        for stem in stems
+        if stem not in drawn
+    ]
+    if missing:
+        notice(f"figures not drawn (no records or artefacts for them): {', '.join(missing)}")
     return written
+
+
+def figure_artifacts(records: pd.DataFrame, root: str | os.PathLike, generator=None) -> list[Path]:
+    """Every stored artefact file `build_figures` reads to draw Figures 3-5 from ``records``
+    (sorted, existing files only): the shapes of Figure 3's setting (both initialisations) and
+    of Figure 4's skill runs, and the interaction grids of Figure 5's two pairs in the setting
+    they are drawn from. With only these files beside the records (a fresh clone, where the
+    other artefacts are not committed) the same figures are drawn from the same data."""
+    paths: set[Path] = set()
+    _, arms = fig3_arms(records, generator=generator)
+    for _, arm in [*arms, *fig4_arms(records)]:
+        for record in arm.itertuples(index=False):
+            path = (
+                shapes.artifact_dir(root, record.setting_id)
+                / f"shapes-trial{int(record.trial)}.csv"
+            )
+            if path.is_file():
+                paths.add(path)
+    for (feat_a, feat_b), setting_id, grids in fig5_choice(records, root):
+        folder = shapes.artifact_dir(root, setting_id)
+        for trial in grids:
+            path = folder / f"interaction-grid-trial{int(trial)}-{feat_a}__{feat_b}.csv"
+            if path.is_file():
+                paths.add(path)
+    return sorted(paths)

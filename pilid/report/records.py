@@ -3,7 +3,11 @@
 A *setting* here is what a table cell stands for: data set (+ task, N, m for synthetic data), model
 and the model's ``gamma``/``init`` where it has them. Cells are filled by matching records on these
 fields, not on the record's ``experiment`` name, so that a setting shared by two experiments (the
-results store runs it once) fills both tables.
+results store runs it once) fills both tables. The synthetic data's ``generator``
+(``data.generator``: ``legendre``, the data module's default, or ``demo``, the authors' demo code)
+is part of a setting too, matched exactly: records of one generator never fill the other's cells.
+A record without the key was made by the default generator, so ``legendre`` and no key are the
+same (both normalise to None).
 """
 
 from __future__ import annotations
@@ -63,6 +67,7 @@ class Setting:
     m: int | None = None
     gamma: int | None = None
     init: str | None = None
+    generator: str | None = None  # the synthetic generator; None: the default (legendre)
 
     def matches(self, frame: pd.DataFrame) -> np.ndarray:
         """Boolean mask of the rows of a normalised record frame that belong to this setting."""
@@ -76,6 +81,12 @@ class Setting:
             if name in LENIENT_FIELDS:
                 hit = hit | column.isna().to_numpy(dtype=bool)
             mask = mask & hit
+        # the generator is matched exactly, None (the default generator) included
+        column = frame["generator"] if "generator" in frame else pd.Series(None, index=frame.index)
+        if self.generator is None:
+            mask = mask & column.isna().to_numpy(dtype=bool)
+        else:
+            mask = mask & (column == self.generator).fillna(False).to_numpy(dtype=bool)
         return mask
 
 
@@ -122,15 +133,33 @@ def _integers(values: pd.Series) -> pd.Series:
     return whole.astype("Int64")
 
 
+#: The synthetic generator a record without ``data.generator`` used (`pilid.data.synthetic`).
+DEFAULT_GENERATOR = "legendre"
+
+
+def generator_key(value) -> str | None:
+    """A record's or config's ``data.generator`` as a setting holds it: None for the default."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    value = str(value)
+    return None if value == DEFAULT_GENERATOR else value
+
+
 def _param(params, key):
     return params.get(key) if isinstance(params, dict) else None
 
 
-def normalise_records(raw: pd.DataFrame) -> pd.DataFrame:
-    """One row per record with flat setting columns (``gamma``/``init`` taken from ``params``).
+#: Record fields kept as they are (what the compute summary of REPRODUCTION.md reads).
+PASSTHROUGH_FIELDS = ("fit_seconds", "fit_mode", "layout", "device", "versions", "finished_at")
 
-    Columns: ``experiment, dataset, task, N, m, model, gamma, init, trial, seed, metric, value,
-    setting_id, data, params``; integer columns use pandas' nullable ``Int64``.
+
+def normalise_records(raw: pd.DataFrame) -> pd.DataFrame:
+    """One row per record with flat setting columns (``gamma``/``init`` taken from ``params``,
+    ``generator`` from ``data``).
+
+    Columns: ``experiment, dataset, task, N, m, model, gamma, init, generator, trial, seed, metric,
+    value, setting_id, data, params`` and, where the records have them, ``fit_seconds, fit_mode,
+    layout, device, versions, finished_at``; integer columns use pandas' nullable ``Int64``.
     """
     frame = pd.DataFrame(index=raw.index)
     for column in ("experiment", "dataset", "task", "model", "metric", "setting_id"):
@@ -144,8 +173,13 @@ def normalise_records(raw: pd.DataFrame) -> pd.DataFrame:
         frame[column] = _integers(values)
     frame["gamma"] = _integers(params.map(lambda p: _param(p, "gamma")))
     frame["init"] = params.map(lambda p: _param(p, "init")).astype(object)
+    generators = frame["data"].map(lambda d: generator_key(_param(d, "generator")))
+    frame["generator"] = generators.astype(object)
     values = raw["value"] if "value" in raw else pd.Series(None, index=raw.index)
     frame["value"] = pd.to_numeric(values, errors="coerce").astype(float)
+    for column in PASSTHROUGH_FIELDS:
+        if column in raw:
+            frame[column] = raw[column]
     return frame.reset_index(drop=True)
 
 
@@ -218,6 +252,7 @@ def _setting_fields(cfg) -> dict:
         "model": model.get("name"),
         "gamma": _int_or_none(model.get("gamma")),
         "init": model.get("init"),
+        "generator": generator_key(data.get("generator")),
     }
 
 
@@ -238,7 +273,29 @@ def _sweep_axes(params, conf_dir: Path) -> list[tuple[str, list, bool]]:
     return axes
 
 
+#: Grids already composed in this process, keyed by name, config dir and the config files' state.
+_GRID_CACHE: dict[tuple, ExperimentGrid] = {}
+
+
+def _conf_state(conf_dir: Path) -> tuple:
+    """(path, size, mtime) of every config file: a changed file gives another cache key."""
+    files = sorted(p for p in conf_dir.rglob("*") if p.is_file())
+    return tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files)
+
+
 def experiment_grid(name: str, conf_dir: str | os.PathLike | None = None) -> ExperimentGrid:
+    """The settings of ``conf/experiment/<name>.yaml`` (see `compose_experiment_grid`), composed
+    once per process and configuration state (composing a large sweep takes seconds)."""
+    from pilid.config import CONF_DIR
+
+    conf_dir = Path(conf_dir or CONF_DIR).resolve()
+    key = (name, str(conf_dir), _conf_state(conf_dir))
+    if key not in _GRID_CACHE:
+        _GRID_CACHE[key] = compose_experiment_grid(name, conf_dir)
+    return copy.deepcopy(_GRID_CACHE[key])
+
+
+def compose_experiment_grid(name: str, conf_dir: str | os.PathLike | None = None) -> ExperimentGrid:
     """Expand ``conf/experiment/<name>.yaml``'s sweep (``hydra.sweeper.params``) into settings,
     in the basic sweeper's order (the cartesian product of the axes).
 
@@ -310,8 +367,9 @@ def grid_from_records(name: str, frame: pd.DataFrame) -> ExperimentGrid:
     """A grid for an experiment with no config: its recorded settings, max trials seen."""
     rows = frame[frame["experiment"] == name]
     settings = []
-    for record in rows[list(SETTING_FIELDS)].drop_duplicates().itertuples(index=False):
-        values = {f: (None if pd.isna(v) else v) for f, v in zip(SETTING_FIELDS, record)}
+    names = [*SETTING_FIELDS, "generator"]
+    for record in rows[names].drop_duplicates().itertuples(index=False):
+        values = {f: (None if pd.isna(v) else v) for f, v in zip(names, record)}
         for key in ("N", "m", "gamma"):
             values[key] = _int_or_none(values[key])
         settings.append(Setting(**values))

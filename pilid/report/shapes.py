@@ -5,6 +5,11 @@ learned marginal value functions u_j (Definition 3, piecewise linear between the
 Definition 1) as ``feature, x, x_original, value``. Because u_j is linear between knots, it is
 evaluated anywhere by linear interpolation of its stored points; the report compares it with the
 true function on a dense uniform grid of the feature's range.
+
+The artefacts are large and not committed; the per-trial fidelity derived from them is kept beside
+the records (``<results>/shape_fidelity.csv``: ``setting_id, trial, r2``, written by
+``python -m pilid.report tables``), so that the shape-fidelity table is rebuilt, value for value,
+where the artefacts are absent (a fresh clone).
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ from pilid.errors import PilidError
 
 #: Points of the dense grid on which shapes are compared and averaged.
 GRID_POINTS = 200
+
+#: The per-trial fidelity derived from the artefacts, beside ``records.jsonl``.
+FIDELITY_CACHE = "shape_fidelity.csv"
 
 _INTERACTION = re.compile(r"^interaction-grid-trial(\d+)-(.+)__(.+)\.csv$")
 
@@ -98,6 +106,11 @@ def _true_shapes(data_json: str):
     options = json.loads(data_json)
     options["seed"] = options.pop("data_seed", 0)
     accepted = inspect.signature(make_true_shapes).parameters
+    if options.get("generator") is not None and "generator" not in accepted:
+        raise PilidError(
+            f"the true shapes of the synthetic generator {options['generator']!r} are unknown to "
+            "pilid.data.synthetic.make_true_shapes; its shapes cannot be scored"
+        )
     return make_true_shapes(**{k: v for k, v in options.items() if k in accepted})
 
 
@@ -139,23 +152,74 @@ def trial_fidelity(shapes: pd.DataFrame, truth: Callable[[str, np.ndarray], np.n
     return float(np.nanmean(scores)) if scores else float("nan")
 
 
+def read_fidelity_cache(root: str | os.PathLike) -> dict[tuple[str, int], float]:
+    """``{(setting_id, trial): r2}`` from ``<root>/shape_fidelity.csv`` (empty when absent)."""
+    path = Path(root) / FIDELITY_CACHE
+    if not path.is_file():
+        return {}
+    frame = pd.read_csv(path, dtype={"setting_id": str})  # pandas 3 reads floats exactly
+    if not {"setting_id", "trial", "r2"} <= set(frame.columns):
+        raise PilidError(
+            f"{path} lacks the columns setting_id, trial, r2; delete it and rebuild it with "
+            "python -m pilid.report tables (it needs the shape artefacts)"
+        )
+    return {
+        (str(sid), int(trial)): float(r2)
+        for sid, trial, r2 in zip(frame["setting_id"], frame["trial"], frame["r2"])
+    }
+
+
+def write_fidelity_cache(root: str | os.PathLike, scores: pd.DataFrame) -> Path | None:
+    """Merge the per-trial ``scores`` (``setting_id, trial, value``) into the cache file and
+    write it, sorted, when its content changes. Returns the path written, or None."""
+    path = Path(root) / FIDELITY_CACHE
+    merged = read_fidelity_cache(root)
+    for sid, trial, value in zip(scores["setting_id"], scores["trial"], scores["value"]):
+        merged[(str(sid), int(trial))] = float(value)
+    if not merged:
+        return None
+    lines = ["setting_id,trial,r2"]
+    lines += [f"{sid},{trial},{merged[(sid, trial)]!r}" for sid, trial in sorted(merged)]
+    text = "\n".join(lines) + "\n"
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return None
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def fidelity_frame(
     records: pd.DataFrame,
     root: str | os.PathLike,
     evaluator: Callable[[dict], Callable] = evaluator_for,
+    cache: dict[tuple[str, int], float] | None = None,
 ) -> pd.DataFrame:
     """Shape fidelity of every record that has stored shapes: ``records`` with ``value``
-    replaced by the trial's mean centred R^2 (records without shapes are dropped)."""
+    replaced by the trial's mean centred R^2. A record without stored shapes takes its value
+    from ``cache`` (default: ``read_fidelity_cache(root)``), else it is dropped; so is a record
+    whose true shapes are unknown (one notice per data config)."""
+    from pilid.report.records import notice
+
+    cache = read_fidelity_cache(root) if cache is None else cache
     rows, values = [], []
-    evaluators: dict[str, Callable] = {}
+    evaluators: dict[str, Callable | None] = {}
     for position, record in enumerate(records.itertuples(index=False)):
         shapes = read_shapes(root, record.setting_id, record.trial)
         if shapes is None:
+            cached = cache.get((str(record.setting_id), int(record.trial)))
+            if cached is not None:
+                rows.append(position)
+                values.append(cached)
             continue
         data = dict(record.data) if isinstance(record.data, dict) else {}
         key = json.dumps(data, sort_keys=True)
         if key not in evaluators:
-            evaluators[key] = evaluator(data)
+            try:
+                evaluators[key] = evaluator(data)
+            except PilidError as error:
+                notice(f"shape fidelity skipped for {key}: {error}")
+                evaluators[key] = None
+        if evaluators[key] is None:
+            continue
         rows.append(position)
         values.append(trial_fidelity(shapes, evaluators[key]))
     out = records.iloc[rows].copy()

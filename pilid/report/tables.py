@@ -130,6 +130,8 @@ class Cell:
     stars: str = ""
     paper_mean: float = math.nan
     paper_std: float = math.nan
+    #: (paper table, paper row label, paper column, N or None) of the paper's cell, if any
+    paper_key: tuple | None = None
 
     @classmethod
     def of(cls, values, expected: int, n: int | None = None) -> Cell:
@@ -218,6 +220,10 @@ class Table:
     stars: bool = False
     row_keys: list = field(default_factory=list)
     column_keys: list = field(default_factory=list)
+    #: trials configured per setting (the experiment's ``trials``)
+    trials: int = 0
+    #: the records behind the cells (one row per trial; ``value`` is the cell's metric)
+    records: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         has_paper = any(math.isfinite(c.paper_mean) for row in self.cells for c in row)
@@ -244,7 +250,9 @@ class Table:
             )
         if self._any(lambda c: c.short):
             dagger = r"$^\dagger$" if tex else "†"
-            notes.append(f"{dagger}: fewer trials than configured (run/configured in brackets).")
+            notes.append(
+                f"{dagger}: reduced run, fewer trials than configured (run/configured in brackets)."
+            )
         if self._any(lambda c: c.missing):
             notes.append("--: not run yet.")
         if self.paper_table:
@@ -318,6 +326,8 @@ class Table:
                         "ours_mean": cell.mean,
                         "ours_std": cell.std,
                         "trials": cell.n,
+                        "expected": cell.expected,
+                        "reduced": cell.short,
                         "paper_mean": cell.paper_mean,
                         "paper_std": cell.paper_std,
                         "difference": cell.mean - cell.paper_mean,
@@ -327,13 +337,17 @@ class Table:
 
     def comparison_markdown(self) -> str:
         """Markdown view with every cell as ``ours (paper)`` (means only)."""
-        lines = [f"**{self.title_md} Ours (paper), means.**", ""]
+        reduced = self._any(lambda c: c.short and math.isfinite(c.paper_mean))
+        note = " †: reduced run, fewer trials than configured." if reduced else ""
+        lines = [f"**{self.title_md} Ours (paper), means.{note}**", ""]
         lines.append("| " + " | ".join([self.corner.md, *self._md_columns()]) + " |")
         lines.append("|" + "|".join([":---", *["---:"] * len(self.columns)]) + "|")
         for label, row in zip(self.rows, self.cells):
             texts = []
             for cell in row:
                 ours = "--" if cell.missing else f"{cell.mean:.{DECIMALS}f}"
+                if cell.short:
+                    ours += f"† ({cell.n}/{cell.expected})"
                 known = math.isfinite(cell.paper_mean)
                 paper = f"{cell.paper_mean:.{DECIMALS}f}" if known else "--"
                 texts.append(f"{ours} ({paper})")
@@ -370,6 +384,13 @@ def _paper_cell(paper: pd.DataFrame | None, table: str | None, model: str, colum
     return float(rows["mean"].iloc[0]), float(rows["std"].iloc[0])
 
 
+def _set_paper(cell: Cell, paper, table, model: str, column: str, N=None, key_N=None) -> None:
+    """Put the paper's value of (table, model, column[, N]) and its key on ``cell``."""
+    cell.paper_mean, cell.paper_std = _paper_cell(paper, table, model, column, N=N)
+    if math.isfinite(cell.paper_mean):
+        cell.paper_key = (table, model, column, key_N)
+
+
 def _sim_paper_table(paper: pd.DataFrame | None, task: str | None, N: int | None):
     if paper is None or N is None:
         return None
@@ -404,7 +425,7 @@ def sim_tables(
             for m in column_keys:
                 index = [i for i, s in members if (s.model, s.gamma, s.m) == (model, gamma, m)]
                 cell = Cell.of(_values(selected, index)["value"], grid.trials)
-                cell.paper_mean, cell.paper_std = _paper_cell(paper, paper_table, label, f"m={m}")
+                _set_paper(cell, paper, paper_table, label, f"m={m}", key_N=N)
                 row.append(cell)
             cells.append(row)
         for column in zip(*cells):
@@ -428,6 +449,8 @@ def sim_tables(
                 paper_table=paper_table,
                 row_keys=row_keys,
                 column_keys=column_keys,
+                trials=grid.trials,
+                records=_values(selected, [i for i, _ in members]),
             )
         )
     return tables
@@ -464,10 +487,8 @@ def pair_table(
                 arm = arm[arm["init"] == init]
                 arms.append(arm)
                 cell = Cell.of(seed_means(arm).to_numpy(), expected, n=len(arm))
-                model = f"pilid-{init}"
-                cell.paper_mean, cell.paper_std = _paper_cell(
-                    paper, paper_table, model, f"gamma={gamma}", N=N
-                )
+                column = f"gamma={gamma}"
+                _set_paper(cell, paper, paper_table, f"pilid-{init}", column, N=N, key_N=N)
                 row.append(cell)
             pair = row[-len(inits) :]
             mark_best(pair, lower)
@@ -494,6 +515,8 @@ def pair_table(
         stars=True,
         row_keys=Ns,
         column_keys=[(g, i) for g in gammas for i in inits],
+        trials=grid.trials,
+        records=values,
     )
 
 
@@ -570,7 +593,7 @@ def real_table(
                 if (s.model, s.gamma, s.dataset) == (model, gamma, dataset)
             ]
             cell = Cell.of(_values(selected, index)["value"], grid.trials)
-            cell.paper_mean, cell.paper_std = _paper_cell(paper, "tab-predictive", label, dataset)
+            _set_paper(cell, paper, "tab-predictive", label, dataset)
             row.append(cell)
         cells.append(row)
     for dataset, column in zip(datasets, zip(*cells)):
@@ -595,6 +618,8 @@ def real_table(
         paper_table=paper_table,
         row_keys=row_keys,
         column_keys=datasets,
+        trials=grid.trials,
+        records=selected,
     )
 
 

@@ -1,0 +1,533 @@
+"""REPRODUCTION.md from small fixture records (not the committed ones): cells against an
+independent pandas computation, reduced and missing cells, every verdict rule flipping with the
+numbers, the compute summary, the generator section and the cells CSV."""
+
+from __future__ import annotations
+
+import io
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from pilid.report import reproduction as rp
+from pilid.report.records import ExperimentGrid, Setting, normalise_records, select_records
+from pilid.report.tables import build_tables, fidelity_table
+
+# The paper's values used below, typed from the paper (Tables 1-3), not read from pilid.
+PAPER_PILID_SPAMBASE = (0.978, 0.0021)
+PAPER_PILID5_N20000_M10 = (0.2666, 0.007)
+PAPER_LSTSQ_N10000_G1 = 0.3427
+
+REAL_ROWS = [("pilid", 5), ("pilib", 5), ("mlp", None), ("ga", None), ("gam", None), ("ga2m", None)]
+REAL_DATASETS = {"bike": "mse", "spambase": "auc", "skill": "auc"}
+REAL = ExperimentGrid(
+    "real_data",
+    20,
+    [Setting(d, model, gamma=g) for d in REAL_DATASETS for model, g in REAL_ROWS],
+)
+SIM_METHODS = [("pilid", 1), ("pilid", 5), ("pilid", 20), ("mlp", None), ("linear", None)]
+SIM = ExperimentGrid(
+    "sim_regression",
+    20,
+    [
+        Setting(
+            "synthetic",
+            model,
+            task="regression",
+            N=N,
+            m=m,
+            gamma=g,
+            init="lstsq" if model == "pilid" else None,
+        )
+        for N in (10000, 20000)
+        for m in (10, 20)
+        for model, g in SIM_METHODS
+    ],
+)
+INIT = ExperimentGrid(
+    "init_significance",
+    20,
+    [
+        Setting("synthetic", "pilid", task="regression", N=10000, m=m, gamma=g, init=init)
+        for m in (10, 20)
+        for g in (1, 5)
+        for init in ("lstsq", "gaussian")
+    ],
+)
+START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def _record(experiment, setting, trial, value, sid, metric, generator=None):
+    params = {k: v for k, v in (("gamma", setting.gamma), ("init", setting.init)) if v is not None}
+    data = {"name": setting.dataset, "N": setting.N, "m": setting.m}
+    if generator:
+        data["generator"] = generator
+    return {
+        "experiment": experiment,
+        "dataset": setting.dataset,
+        "model": setting.model,
+        "params": params,
+        "N": setting.N or 1000,
+        "m": setting.m or 7,
+        "task": setting.task or ("regression" if metric == "mse" else "classification"),
+        "trial": trial,
+        "seed": trial,
+        "metric": metric,
+        "value": float(value),
+        "fit_seconds": 1.5,
+        "fit_mode": "batched",
+        "layout": {"mode": "block", "block_size": 10, "threads": 1, "processes": 2},
+        "device": "cpu",
+        "versions": {"torch": "2.13.0+cpu"},
+        "setting_id": sid,
+        "data": data,
+        "finished_at": (START + timedelta(minutes=trial)).isoformat(timespec="seconds"),
+    }
+
+
+def _real_quality(model: str, good: bool) -> float:
+    """How good a model is on real data (higher = better); ``good``: PiLiD/PiLiB on top."""
+    if good:
+        order = {"pilid": 6, "pilib": 5, "mlp": 4, "ga2m": 3, "gam": 2, "ga": 1}
+    else:
+        order = {"ga2m": 6, "gam": 5, "mlp": 4, "ga": 3, "pilib": 2, "pilid": 1}
+    return order[model]
+
+
+def fixture_records(good: bool = True, demo: bool = False, seed: int = 0) -> list[dict]:
+    """Records of REAL, SIM and INIT. ``good``: every claim holds; otherwise every claim fails.
+    GAM on skill has 5 trials (a reduced cell); GA on bike was not run."""
+    rng = np.random.default_rng(seed)
+    records = []
+    for index, s in enumerate(REAL.settings):
+        if (s.model, s.dataset) == ("ga", "bike"):
+            continue
+        metric = REAL_DATASETS[s.dataset]
+        quality = _real_quality(s.model, good)
+        base = 0.2 - 0.01 * quality if metric == "mse" else 0.8 + 0.01 * quality
+        trials = 5 if (s.model, s.dataset) == ("gam", "skill") else 20
+        for t in range(trials):
+            value = base + rng.normal(0, 0.002)
+            records.append(_record("real_data", s, t, value, f"real{index}", metric))
+    for index, s in enumerate(SIM.settings):
+        if s.model == "pilid":  # better (lower) with gamma when good, worse otherwise
+            step = {1: 0, 5: 1, 20: 2}[s.gamma]
+            base = 0.30 - 0.01 * step if good else 0.30 + 0.01 * step
+        elif s.model == "mlp":
+            base = 0.35 if good else 0.20
+        else:
+            base = 0.40
+        for t in range(20):
+            value = base + rng.normal(0, 0.002)
+            records.append(_record("sim_regression", s, t, value, f"sim{index}", "mse"))
+        if demo and s.model == "linear":
+            for t in range(3):
+                records.append(
+                    _record("sim_regression", s, t, 9.0 + t, f"demo{index}", "mse", "demo")
+                )
+    for index, s in enumerate(INIT.settings):
+        lstsq_better = (s.init == "lstsq") == good
+        base = 0.30 if lstsq_better else 0.32
+        for t in range(20):
+            value = base + rng.normal(0, 0.002)
+            records.append(_record("init_significance", s, t, value, f"init{index}", "mse"))
+    return records
+
+
+def build(good: bool = True, demo: bool = False, shapes_good: bool | None = None):
+    """(raw records frame, normalised frame, tables incl. a shape-fidelity table)."""
+    raw = pd.DataFrame.from_records(fixture_records(good, demo))
+    frame = normalise_records(raw)
+    tables = build_tables(frame, [REAL, SIM, INIT], root=None, fidelity=False)
+    scores = select_records(frame, INIT)
+    shapes_good = good if shapes_good is None else shapes_good
+    high = (scores["init"] == "lstsq") == shapes_good
+    noise = np.random.default_rng(1).normal(0, 0.01, size=len(scores))
+    scores["value"] = np.where(high, 0.95, 0.70) + noise
+    tables.append(fidelity_table(scores, INIT))
+    return raw, frame, tables
+
+
+@pytest.fixture(scope="module")
+def good():
+    return build(good=True)
+
+
+@pytest.fixture(scope="module")
+def text(good):
+    raw, frame, tables = good
+    return rp.build_reproduction(frame, tables, source="fixture.jsonl")
+
+
+def _row(cells, table, row, column, N=None):
+    mask = (cells["paper_table"] == table) & (cells["row"] == row) & (cells["column"] == column)
+    if N is not None:
+        mask &= cells["N"] == N
+    hits = cells[mask.fillna(False).to_numpy(dtype=bool)]
+    assert len(hits) == 1, hits
+    return hits.iloc[0]
+
+
+# -- cells -------------------------------------------------------------------------------------
+def test_a_cell_is_ours_beside_the_paper_with_the_difference(good, text):
+    raw, _, tables = good
+    cells = rp.paper_cells(tables)
+    values = raw[(raw["model"] == "pilid") & (raw["dataset"] == "spambase") & (raw["trial"] < 20)]
+    mean, std = values["value"].mean(), values["value"].std(ddof=1)
+    row = _row(cells, "tab-predictive", "PiLiD", "spambase")
+    assert row["ours_mean"] == pytest.approx(mean, abs=1e-12)
+    assert row["ours_std"] == pytest.approx(std, abs=1e-12)
+    assert (row["paper_mean"], row["paper_std"]) == PAPER_PILID_SPAMBASE
+    assert row["difference"] == pytest.approx(mean - PAPER_PILID_SPAMBASE[0], abs=1e-12)
+    assert row["trials"] == 20 and not row["reduced"]
+    line = (
+        f"| PiLiD | spambase | {mean:.4f} ± {std:.4f} | 20/20 | 0.978 ± 0.0021 (best) | "
+        f"{mean - 0.978:+.4f} |"
+    )
+    assert line in text
+
+
+def test_simulation_and_table2_cells_match_pandas(good):
+    raw, _, tables = good
+    cells = rp.paper_cells(tables)
+    sim = raw[
+        (raw["experiment"] == "sim_regression")
+        & (raw["model"] == "pilid")
+        & (raw["N"] == 20000)
+        & (raw["m"] == 10)
+        & (raw["params"].map(lambda p: p.get("gamma")) == 5)
+    ]
+    row = _row(cells, "tab-n20000", "PiLiD-5", "m=10", N=20000)
+    assert row["ours_mean"] == pytest.approx(sim["value"].mean(), abs=1e-12)
+    assert row["difference"] == pytest.approx(sim["value"].mean() - PAPER_PILID5_N20000_M10[0])
+    # Table 2: each trial averaged over m first, then over trials
+    init = raw[raw["experiment"] == "init_significance"]
+    arm = init[init["params"].map(lambda p: p["gamma"] == 1 and p["init"] == "lstsq")]
+    per_seed = arm.groupby("seed")["value"].mean()
+    row = _row(cells, "tab-initial", "pilid-lstsq", "gamma=1", N=10000)
+    assert row["ours_mean"] == pytest.approx(per_seed.mean(), abs=1e-12)
+    assert row["ours_std"] == pytest.approx(per_seed.std(ddof=1), abs=1e-12)
+    assert row["paper_mean"] == PAPER_LSTSQ_N10000_G1 and row["paper_note"] == "**"
+    assert (row["trials"], row["expected"]) == (40, 100) and row["reduced"]  # 2 of the 5 m
+
+
+def test_a_cell_with_fewer_trials_is_marked_reduced(good, text):
+    _, _, tables = good
+    row = _row(rp.paper_cells(tables), "tab-predictive", "GAM", "skill")
+    assert row["trials"] == 5 and row["reduced"]
+    assert re.search(r"^\| GAM \| skill \| [0-9.]+ ± [0-9.]+ \| † 5/20 \|", text, re.M)
+    assert "**Reduced run**" in text
+    assert "Cells run: **17 of 28** (reduced run; 1 of them with fewer than 20 trials)" in text
+
+
+def test_missing_cells_say_not_run_yet(text):
+    assert "| GA | bike | not run yet | 0/20 | 0.137 ± 0.0023 | — |" in text
+    assert "| PiLiD | bank | not run yet | 0/20 | 0.938 ± 0.0031 (best) | — |" in text
+    section = text.split("### supplementary table (classification, N=5000) (AUC)\n\n")[1]
+    assert section.startswith("Cells run: **0 of 50**: not run yet.")
+
+
+def test_cells_csv_round_trips(good, tmp_path):
+    _, _, tables = good
+    cells = rp.paper_cells(tables)
+    path = rp.write_cells_csv(cells, tmp_path / "cells.csv")
+    back = pd.read_csv(path, keep_default_na=False, na_values=[""])
+    run = rp.run_cells(cells)
+    assert len(back) == len(run) == int((cells["trials"] > 0).sum())
+    for column in ("paper_mean", "ours_mean", "ours_std", "difference"):
+        np.testing.assert_array_equal(back[column].to_numpy(float), run[column].to_numpy(float))
+    assert list(back.columns) == rp.CELL_COLUMNS
+
+
+# -- verdicts ------------------------------------------------------------------------------------
+def _verdicts(tables, frame=None):
+    return {c.key: c for c in rp.claims(tables, frame)}
+
+
+@pytest.mark.parametrize("good_numbers", [True, False])
+def test_every_verdict_flips_with_the_numbers(good_numbers):
+    _, frame, tables = build(good=good_numbers)
+    found = _verdicts(tables, frame)
+    expected = "supported" if good_numbers else "not supported"
+    for key in "abcd":
+        verdict = found[key].verdict()
+        assert verdict.split(" —")[0] == expected, (key, verdict)
+        assert "reduced run" in verdict  # fewer units than the paper's, or short cells
+        for part in found[key].parts:
+            assert part.grade == expected, (key, part.title, part.verdict())
+    real, sim = found["a"].parts
+    assert (real.holds, len(real.units)) == ((3, 3) if good_numbers else (0, 3))
+    assert len(sim.units) == 3 * 2 * 2  # gamma x m x N (>= 10,000) with both cells run
+    accuracy, shapes = found["b"].parts
+    assert len(accuracy.units) == 2 and len(shapes.units) == 2  # (N, gamma) pairs
+    assert len(found["c"].parts[0].units) == 6  # PiLiD, PiLiB x 3 data sets
+    assert len(found["d"].parts[0].units) == 4  # m x N settings with >= 3 gammas
+
+
+def test_shape_part_flips_alone():
+    _, frame, tables = build(good=True, shapes_good=False)
+    accuracy, shapes = _verdicts(tables, frame)["b"].parts
+    assert accuracy.grade == "supported" and shapes.grade == "not supported"
+    assert _verdicts(tables, frame)["b"].verdict().startswith("not supported")
+    assert "R^2 per initialisation" in shapes.details[0]
+    found = re.search(r"least squares ([0-9.]+), Gaussian ([0-9.]+)", shapes.details[0])
+    assert abs(float(found[1]) - 0.70) < 0.01 and abs(float(found[2]) - 0.95) < 0.01
+
+
+def test_paired_test_is_scipy_ttest_rel_by_seed(good):
+    raw, frame, tables = good
+    real = _verdicts(tables, frame)["a"].parts[0]
+    unit = next(u for u in real.units if u.name == "spambase")
+    spam = raw[raw["dataset"] == "spambase"]
+    a = spam[spam["model"] == "pilid"].sort_values("seed")["value"].to_numpy()
+    b = spam[spam["model"] == "mlp"].sort_values("seed")["value"].to_numpy()
+    assert unit.p == pytest.approx(sps.ttest_rel(a, b).pvalue, rel=1e-12)
+    assert unit.a == pytest.approx(a.mean()) and unit.b == pytest.approx(b.mean())
+
+
+def test_the_grade_rule():
+    def part(*holds):
+        units = [rp.Unit(str(i), 0.0, 0.0, h) for i, h in enumerate(holds)]
+        return rp.Part("t", "r", units, n_paper_units=len(holds))
+
+    assert part(True, True, True).grade == "supported"
+    assert part(True, True, False).grade == "mostly supported"
+    assert part(True, False).grade == "not supported"
+    assert part().verdict() == rp.NOT_ENOUGH
+    claim = rp.Claim("x", "s", [part(True, True, False), part(True), part()])
+    assert claim.verdict() == "mostly supported so far (not enough records yet for: t)"
+
+
+def test_claims_without_the_records_they_need_say_not_enough():
+    for claim in rp.claims([]):
+        assert claim.verdict() == rp.NOT_ENOUGH, claim.key
+
+
+def test_the_paper_counts_by_the_same_rules():
+    found = {c.key: c for c in rp.claims([])}
+    real, sim = found["a"].parts
+    assert (real.paper_holds, real.n_paper_units) == (4, 4)
+    assert sim.n_paper_units == 125  # 5 tables with N >= 10,000 x 5 m x 5 gamma
+    accuracy, _ = found["b"].parts
+    assert accuracy.n_paper_units == 20
+    # Table 2 of the paper: lstsq has the lower MSE in these (N, gamma) pairs
+    paper = pd.read_csv(
+        io.StringIO(
+            "N,g,lstsq,gauss\n"
+            "5000,1,0.3755,0.386\n5000,5,0.3704,0.3625\n5000,10,0.3752,0.3909\n"
+            "5000,15,0.3684,0.3603\n5000,20,0.3686,0.3666\n10000,1,0.3427,0.3612\n"
+            "10000,5,0.3407,0.3305\n10000,10,0.3348,0.3443\n10000,15,0.3359,0.3477\n"
+            "10000,20,0.3341,0.3428\n15000,1,0.3182,0.3105\n15000,5,0.3147,0.3251\n"
+            "15000,10,0.3101,0.3155\n15000,15,0.3105,0.3176\n15000,20,0.3087,0.3275\n"
+            "20000,1,0.3083,0.3273\n20000,5,0.3066,0.3091\n20000,10,0.3081,0.3209\n"
+            "20000,15,0.3045,0.3091\n20000,20,0.3044,0.3055\n"
+        )
+    )
+    assert accuracy.paper_holds == int((paper["lstsq"] < paper["gauss"]).sum())
+    # Table 3: PiLiB loses to GA2M on bike only (0.107 vs 0.101)
+    assert found["c"].parts[0].paper_holds == 7
+
+
+# -- the rest of the file ----------------------------------------------------------------------
+def test_compute_summary_from_the_records(good, text):
+    raw, _, _ = good
+    real = raw[raw["experiment"] == "real_data"]
+    n = len(real)
+    compute = text.split("## Compute per table")[1]
+    line = next(line for line in compute.splitlines() if line.startswith("| Table 3 |"))
+    assert line.startswith(f"| Table 3 | {n} | {n * 1.5 / 60:.1f} min |")
+    assert "2026-01-01 00:00 UTC → 2026-01-01 00:19 UTC (19.0 min)" in line
+    assert "| cpu | blocks of 10 trials, 2 process(es) x 1 thread | 2.13.0+cpu |" in line
+    assert "| Table 1 | 0 | — | not run yet |" not in text  # Table 1 (N=20000) was run
+    assert "| supplementary table (N=5000) | 0 | — | not run yet |" in text
+
+
+def test_commands_and_notes_are_in_the_file(text):
+    for command in (
+        "python -m pilid.run -m experiment=real_data results_dir=results/records",
+        "python -m pilid.run -m experiment=real_data results_dir=results/records device=cuda",
+        "python -m pilid.run -m hydra/launcher=pilid_slurm hydra.launcher.partition=<p> "
+        "experiment=real_data results_dir=results/records",
+        "make tables figures reproduction",
+    ):
+        assert command in text
+    assert text.endswith(rp.read_notes())
+    assert "61 inputs" in text and "3,303 rows" in text
+
+
+def test_generator_section_and_demo_records_stay_out_of_the_default_cells():
+    raw, frame, tables = build(good=True, demo=True)
+    default = raw[
+        (raw["model"] == "linear")
+        & (raw["N"] == 20000)
+        & (raw["m"] == 10)
+        & raw["data"].map(lambda d: "generator" not in d)
+    ]
+    cells = rp.paper_cells(tables)
+    row = _row(cells, "tab-n20000", "Linear Regression", "m=10", N=20000)
+    assert row["ours_mean"] == pytest.approx(default["value"].mean(), abs=1e-12)
+    lines = rp.generator_section(cells, frame)
+    line = next(x for x in lines if x.startswith("| Table 1 | 20000 | 10 |"))
+    assert "10.0000 ± 1.0000 († 3/20)" in line  # demo values 9, 10, 11
+    assert f"{10.0 - 0.3518:+.4f}" in line
+    assert "| Table 1 | 20000 | 30 |" in "\n".join(lines)  # a paper cell with nothing run
+    _, plain_frame, plain_tables = build(good=True)
+    plain = "\n".join(rp.generator_section(rp.paper_cells(plain_tables), plain_frame))
+    assert plain.count(rp.NOT_RUN) >= 20  # every demo cell
+
+
+def test_no_records_of_the_linear_baselines_say_not_run_yet():
+    cells = rp.paper_cells([])
+    frame = normalise_records(pd.DataFrame.from_records(fixture_records()[:1]))
+    lines = rp.generator_section(cells, frame, sim_generator="demo")
+    assert "filled by the **demo** generator" in lines[0]
+    assert "linear-regression column only" in lines[0]
+    assert any(
+        line.endswith(f"{rp.NOT_RUN} (neither the legendre nor the demo generator has records).")
+        for line in lines
+    )
+
+
+def test_legendre_records_count_as_the_default_generator():
+    raw, frame, tables = build(good=True, demo=True)
+    records = fixture_records(good=True)
+    for record in records:  # the same records, the default generator named explicitly
+        record["data"]["generator"] = "legendre"
+    named = normalise_records(pd.DataFrame.from_records(records))
+    assert named["generator"].isna().all()
+    cells = rp.paper_cells(build_tables(named, [REAL, SIM, INIT], root=None, fidelity=False))
+    plain = rp.paper_cells(tables)
+    pd.testing.assert_series_equal(cells["ours_mean"], plain["ours_mean"])
+
+
+def test_the_generators_csv_is_included_where_it_exists(good, tmp_path):
+    _, frame, tables = good
+    cells = rp.paper_cells(tables)
+    assert not any(rp.GENERATORS_CSV in line for line in rp.generator_section(cells, frame))
+    (tmp_path / rp.GENERATORS_CSV).write_text("N,m,paper,legendre,demo\n20000,10,0.3518,0.1,0.3\n")
+    lines = rp.generator_section(cells, frame, tables_dir=tmp_path)
+    text = "\n".join(lines)
+    assert f"{tmp_path.as_posix()}/{rp.GENERATORS_CSV}" in text
+    assert "| N | m | paper | legendre | demo |" in text
+    assert "| 20000 | 10 | 0.3518 | 0.1000 | 0.3000 |" in text
+
+
+def test_status_line_and_a_missing_figure_are_said(good):
+    _, frame, tables = good
+    text = rp.build_reproduction(frame, tables, figure_link=None, notes="")
+    run = int((rp.paper_cells(tables)["trials"] > 0).sum())
+    assert f"**Reduced run**: {run} of the 418 cells of the paper's tables have records" in text
+    assert "The paper-vs-ours figure is not drawn" in text
+    linked = rp.build_reproduction(frame, tables, figure_link="figs/p.png", notes="")
+    assert "![The paper's tables against ours](figs/p.png)" in linked
+
+
+# -- a fresh clone: the records and the committed artefacts only -------------------------------
+def _figure_results(root):
+    """Records and artefacts for Figures 3-5, plus artefacts no figure reads (another skill
+    gamma, another spambase pair, another synthetic setting)."""
+    from test_report_figures import _knot_shapes, _record, _write_shapes
+
+    rng = np.random.default_rng(0)
+    records = []
+    for sid, init, N in (
+        ("syn-l", "lstsq", 15000),
+        ("syn-g", "gaussian", 15000),
+        ("syn-5", "lstsq", 5000),
+    ):
+        for trial in range(3):
+            records.append(_record(sid, trial, init=init, N=N, m=3))
+            _write_shapes(root, sid, trial, _knot_shapes(5, offset=trial, noise=0.1, rng=rng))
+    for gamma in (1, 5, 7):
+        for trial in range(2):
+            sid = f"skill-{gamma}"
+            records.append(_record(sid, trial, dataset="skill", gamma=gamma, task="classification"))
+            x = np.linspace(16, 44, gamma + 1)
+            frame = pd.DataFrame({"feature": "Age", "x": x, "x_original": x, "value": 0.01 * x})
+            _write_shapes(root, sid, trial, frame)
+    folder = root / "artifacts" / "spam"
+    folder.mkdir(parents=True)
+    a, b = np.meshgrid(np.linspace(0, 3, 4), np.linspace(0, 1, 3), indexing="ij")
+    for trial in range(2):
+        records.append(_record("spam", trial, dataset="spambase", model="pilib", gamma=5))
+        grid = pd.DataFrame({"x_a": a.ravel(), "x_b": b.ravel(), "value": (a * b).ravel() + trial})
+        for pair in ("capital_run_length_average__word_freq_receive", "word_a__word_b"):
+            grid.to_csv(folder / f"interaction-grid-trial{trial}-{pair}.csv", index=False)
+    return normalise_records(pd.DataFrame.from_records(records))
+
+
+def test_the_figures_read_only_the_listed_artefacts(tmp_path):
+    import shutil
+
+    from test_report_figures import _truth_for
+
+    from pilid.report import figures, shapes
+
+    full = tmp_path / "full"
+    frame = _figure_results(full)
+    listed = figures.figure_artifacts(frame, full)
+    names = {p.relative_to(full).as_posix() for p in listed}
+    expected = {f"artifacts/syn-{i}/shapes-trial{t}.csv" for i in "lg" for t in range(3)}
+    expected |= {f"artifacts/skill-{g}/shapes-trial{t}.csv" for g in (1, 5) for t in range(2)}
+    expected |= {
+        f"artifacts/spam/interaction-grid-trial{t}-capital_run_length_average__word_freq_receive.csv"
+        for t in range(2)
+    }
+    assert names == expected  # not skill gamma 7, the other pair, nor N=5000
+    clone = tmp_path / "clone"
+    for path in listed:
+        target = clone / path.relative_to(full)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+    drawn = figures.build_figures(frame, full, tmp_path / "a", evaluator=_truth_for)
+    again = figures.build_figures(frame, clone, tmp_path / "b", evaluator=_truth_for)
+    assert [p.name for p in drawn] == [p.name for p in again] and len(drawn) == 8
+    for one, two in zip(drawn, again):  # the same figures from the same data (same matplotlib)
+        assert one.read_bytes() == two.read_bytes(), one.name
+    # the shape fidelity of every trial, from the cache where the shapes are not committed
+    synthetic = frame[frame["dataset"] == "synthetic"]
+    scores = shapes.fidelity_frame(synthetic, full, _truth_for)
+    shapes.write_fidelity_cache(clone, scores)
+    without = clone / "artifacts"
+    shutil.rmtree(without)
+    cached = shapes.fidelity_frame(synthetic, clone, _truth_for)
+    np.testing.assert_array_equal(cached["value"].to_numpy(), scores["value"].to_numpy())
+    assert len(cached) == 9  # the three synthetic settings, 3 trials each
+
+
+def test_the_artifacts_command_lists_the_files_to_commit(tmp_path, capsys):
+    import json
+
+    from pilid.report.__main__ import main as report_main
+    from pilid.report.shapes import FIDELITY_CACHE
+
+    frame = _figure_results(tmp_path)
+    (tmp_path / FIDELITY_CACHE).write_text("setting_id,trial,r2\nsyn-l,0,0.5\n")
+    rows = [
+        {
+            **{k: v for k, v in r.items() if k in ("experiment", "dataset", "model", "N", "m")},
+            "params": {"gamma": int(r["gamma"])} | ({"init": r["init"]} if r["init"] else {}),
+            "task": r["task"],
+            "trial": int(r["trial"]),
+            "seed": int(r["trial"]),
+            "metric": "mse",
+            "value": 0.3,
+            "setting_id": r["setting_id"],
+            "data": r["data"],
+        }
+        for r in frame.astype(object).where(frame.notna(), None).to_dict("records")
+    ]
+    with open(tmp_path / "records.jsonl", "w") as handle:
+        handle.writelines(json.dumps(row, default=int) + "\n" for row in rows)
+    assert report_main(["artifacts", "--results", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    listed = out.splitlines()
+    assert listed[0] == (tmp_path / FIDELITY_CACHE).as_posix()
+    assert len(listed) == 1 + 6 + 4 + 2  # the cache, Figure 3, Figure 4, Figure 5
+    assert all(Path(p).is_file() for p in listed)
+    assert err.strip().endswith("MB to commit besides records.jsonl")
