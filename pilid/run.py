@@ -22,7 +22,9 @@ def _fail(error: Exception) -> None:
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def main(cfg: DictConfig) -> float | None:
     """Run one setting (all its trials) and print the summary line."""
-    from pilid.experiments.runner import RunInterrupted, plan_setting, run_setting
+    from pilid.experiments.interrupts import RunInterrupted
+    from pilid.experiments.planning import plan_setting
+    from pilid.experiments.runner import run_setting
 
     try:
         check_config(cfg)

@@ -14,15 +14,8 @@ from scipy import stats as sps
 from pilid.report.__main__ import main as report_main
 from pilid.report.paper import paper_results
 from pilid.report.records import ExperimentGrid, Setting, normalise_records, select_records
-from pilid.report.tables import (
-    Cell,
-    build_tables,
-    init_table,
-    mark_best,
-    real_table,
-    sim_tables,
-    write_tables,
-)
+from pilid.report.table_model import Cell, mark_best, write_tables
+from pilid.report.tables import build_tables, init_table, real_table, sim_tables
 
 PM = r" $\pm$ "
 

@@ -15,7 +15,7 @@ from hydra import compose, initialize_config_dir
 
 from pilid.config import CONF_DIR
 from pilid.experiments import ResultStore, run_setting
-from pilid.experiments.runner import plan_blocks
+from pilid.experiments.planning import plan_blocks
 
 # Early stopping on (patience 3), so that a trial's value depends on the epoch it restores:
 # the case where the single-trial and batched computations used to part ways.

@@ -304,7 +304,8 @@ def test_block_model_interaction_grids_are_stored_in_original_units(tmp_path):
     """Figure 5's artefacts: one grid per pair of every order>=2 block, mapped to original units."""
     from types import SimpleNamespace
 
-    from pilid.experiments.runner import _write_artefacts, artefact_frames
+    from pilid.experiments.artefacts import artefact_frames
+    from pilid.experiments.artefacts import write_artefacts as _write_artefacts
 
     class Blocks:  # the two methods the runner reads from a fitted block model
         def interactions_(self, min_order=1, min_interaction=0.05):
@@ -333,7 +334,7 @@ def test_block_model_interaction_grids_are_stored_in_original_units(tmp_path):
 
 def test_n_jobs_auto_picks_workers_per_device():
     from pilid.errors import PilidError
-    from pilid.experiments.runner import resolve_n_jobs
+    from pilid.experiments.planning import resolve_n_jobs
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert resolve_n_jobs("auto", True, "cpu", 20) == min(cores, 20)

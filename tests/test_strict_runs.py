@@ -17,7 +17,7 @@ from pilid.config import CONF_DIR, check_config, normalize_config
 from pilid.errors import PilidError
 from pilid.experiments import ResultStore, run_setting
 from pilid.experiments import runner as runner_module
-from pilid.experiments.runner import ranked_pairs
+from pilid.experiments.artefacts import ranked_pairs
 from pilid.experiments.setting import setting_id
 from pilid.experiments.store import StoreWarning
 

@@ -48,8 +48,8 @@ class CheckedSweeper(BasicSweeper):
 
 def _dry_run(containers: list[dict]) -> None:
     """``dry_run=true``: one line per setting and the total time left; nothing is launched."""
-    from pilid.experiments.runner import format_duration, plan_setting
-    from pilid.experiments.store import ResultStore
+    from pilid.experiments.planning import format_duration, plan_setting
+    from pilid.experiments.store import ResultStore, records_in
 
     stores: dict[str, list] = {}
     total, unknown, left = 0.0, 0, 0
@@ -57,9 +57,7 @@ def _dry_run(containers: list[dict]) -> None:
         resolved = OmegaConf.to_container(OmegaConf.create(container), resolve=True)
         root = str(resolved["results_dir"])
         if root not in stores:
-            from pilid.experiments.runner import _results_dir
-
-            store = ResultStore(_results_dir(root))
+            store = ResultStore(records_in(root))
             stores[root] = store.records() if store.path.is_file() else []
         plan = plan_setting(resolved, records=stores[root])
         print(plan.line, flush=True)

@@ -9,9 +9,7 @@ import numpy as np
 import pandas as pd
 
 from pilid.errors import PilidError
-
-TASKS = ("regression", "classification")
-METRICS = {"regression": "mse", "classification": "auc"}
+from pilid.tasks import TASK_METRIC, TASKS
 
 
 @dataclass
@@ -39,7 +37,7 @@ class Dataset:
     def __post_init__(self) -> None:
         if self.task not in TASKS:
             raise PilidError(f"task={self.task!r} is invalid; use 'regression' or 'classification'")
-        if self.metric not in METRICS.values():
+        if self.metric not in TASK_METRIC.values():
             raise PilidError(f"metric={self.metric!r} is invalid; use 'mse' or 'auc'")
         if not isinstance(self.X, pd.DataFrame):
             raise PilidError("Dataset.X must be a pandas DataFrame; wrap the array in pd.DataFrame")

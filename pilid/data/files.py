@@ -8,7 +8,6 @@ raises :class:`pilid.errors.DataFileError` with one line that names the file and
 from __future__ import annotations
 
 import csv
-import fcntl
 import hashlib
 import http.client
 import io
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from filelock import FileLock
 
 from pilid.errors import DataFileError
 
@@ -209,9 +209,10 @@ def download_file(raw: RawFile, data_dir: Path, verify: bool = True) -> Path:
     wait on a lock file so that the archive is fetched once.
     """
     target = data_dir / raw.folder / raw.filename
+    lock = FileLock(str(target.parent / f".{raw.filename}.lock"))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        lock = os.open(target.parent / f".{raw.filename}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        lock.acquire()
     except OSError as error:
         raise DataFileError(
             f"missing data file {raw.relpath()} for dataset {raw.dataset!r}, and it cannot be "
@@ -220,13 +221,12 @@ def download_file(raw: RawFile, data_dir: Path, verify: bool = True) -> Path:
             f"${DATA_DIR_ENV}) to a writable directory"
         ) from error
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
         found = _existing(raw, data_dir)  # another process fetched it while we waited
         if found is not None:
             return found
         return _download(raw, target, verify)
     finally:
-        os.close(lock)  # releases the lock
+        lock.release()
 
 
 def _download(raw: RawFile, target: Path, verify: bool) -> Path:

@@ -43,8 +43,10 @@ from numpy.polynomial import legendre
 from scipy.special import expit
 
 from pilid.data import _checks, demo
-from pilid.data.dataset import METRICS, TASKS, Dataset
+from pilid.data.dataset import Dataset
 from pilid.errors import PilidError
+from pilid.tasks import TASK_METRIC as METRICS
+from pilid.tasks import TASKS
 
 LABELS = ("bernoulli", "threshold")
 #: ``generator=`` choices: this module's Legendre generator and the demo code's (pilid.data.demo).

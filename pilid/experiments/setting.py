@@ -82,3 +82,16 @@ def setting_id(cfg: DictConfig | Mapping[str, Any]) -> str:
     """
     digest = hashlib.sha256(canonical_json(setting_config(cfg)).encode("utf-8")).hexdigest()
     return digest[:ID_LENGTH]
+
+
+def setting_label(config: Mapping[str, Any]) -> str:
+    """``<model>[ gamma=<g>] <dataset>[-<task>]``, e.g. ``pilid gamma=5 synthetic-regression``."""
+    model = config["model"]
+    data = config["data"]
+    label = str(model["name"])
+    if model.get("gamma") is not None:
+        label += f" gamma={model['gamma']}"
+    dataset = str(data["name"])
+    if dataset == "synthetic":
+        dataset += f"-{data.get('task', 'regression')}"
+    return f"{label} {dataset}"

@@ -1,7 +1,8 @@
 """The results store: one JSON line per finished trial, appended atomically.
 
 A record is written with a single ``os.write`` of complete lines on an ``O_APPEND`` descriptor
-while an exclusive ``fcntl.flock`` is held, then fsync'ed. Several processes (joblib workers,
+while the results directory's records lock is held (``pilid.experiments.locking``, a
+``filelock`` lock file under ``.locks/``), then fsync'ed. Several processes (joblib workers,
 Slurm array jobs on a shared file system with working ``flock``) can therefore append to one
 ``records.jsonl`` without interleaving. A writer killed in the middle of a write can at worst
 leave a partial last line; the reader skips such a line with a warning, and the next writer
@@ -15,7 +16,7 @@ blocks a setting: its trial simply counts as not run.
 
 from __future__ import annotations
 
-import fcntl
+import contextlib
 import json
 import math
 import os
@@ -26,8 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from pilid.errors import PilidError
+from pilid.experiments.locking import exclusive, lock_path
 
 RECORDS_FILE = "records.jsonl"
+
+#: What identifies a trial's record: a newer record of the same key supersedes the older ones
+#: (a ``force=true`` rerun); ``newest_records`` is the rule, the report applies it to frames.
+RECORD_KEY = ("setting_id", "trial")
 
 #: The fields of a trial record (CONTRIBUTING.md, "Records"), in the order the runner writes them.
 RECORD_FIELDS = (
@@ -112,6 +118,27 @@ def records_path(path: str | os.PathLike) -> Path:
     if path.suffix == ".jsonl" or path.is_file():
         return path
     return path / RECORDS_FILE
+
+
+def records_in(results_dir: str | os.PathLike) -> Path:
+    """The records file of ``results_dir`` (the config key), which must be a directory (made
+    when missing); a relative path is taken from where the command was started."""
+    return _absolute(results_dir) / RECORDS_FILE
+
+
+def _absolute(path: str | os.PathLike) -> Path:
+    """``results_dir`` relative to where the command was started (also under Hydra's chdir)."""
+    path = Path(os.path.expanduser(str(path)))
+    if path.is_absolute():
+        return path
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        if HydraConfig.initialized():
+            return Path(HydraConfig.get().runtime.cwd) / path
+    except ImportError:  # pragma: no cover - hydra is a dependency
+        pass
+    return Path.cwd() / path
 
 
 def _jsonable(value: Any) -> Any:
@@ -211,18 +238,28 @@ class ResultStore:
                 "set results_dir to a writable directory"
             ) from error
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            try:
+            with self._lock():
                 if _ends_without_newline(fd):
                     data = b"\n" + data  # close a line torn by a writer that was killed
                 view = memoryview(data)
                 while view:  # a regular file takes it in one write; loop only on short writes
                     view = view[os.write(fd, view) :]
                 os.fsync(fd)
-            finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+
+    def _lock(self):
+        """The records lock (``<root>/.locks/records.jsonl.lock``)."""
+        return exclusive(lock_path(self.root, self.path.name))
+
+    def _read_lock(self):
+        """The records lock for a reader; none where the lock file cannot be made (a read-only
+        results directory, which no writer of ours can be appending to either)."""
+        try:
+            lock_path(self.root, self.path.name).parent.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return contextlib.nullcontext()
+        return self._lock()
 
     # -- reading ---------------------------------------------------------------------------
     def records(self) -> list[dict[str, Any]]:
@@ -240,12 +277,8 @@ class ResultStore:
             raise PilidError(
                 f"cannot read {str(self.path)!r} ({error.strerror}); fix its permissions"
             ) from error
-        with handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_SH)
-            try:
-                data = handle.read()
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        with handle, self._read_lock():
+            data = handle.read()
         lines = data.split(b"\n")
         tail = lines.pop()  # b"" when the file ends with a newline
         out = []
@@ -293,19 +326,35 @@ class ResultStore:
         rows = [r for r in self.records() if r["setting_id"] == setting_id]
         if keep == "all":
             return rows
-        latest: dict[Any, dict[str, Any]] = {}
-        for row in rows:
-            latest[row.get("trial")] = row
-        return sorted(latest.values(), key=lambda r: (r.get("trial") is None, r.get("trial")))
+        rows = newest_records(rows)
+        return sorted(rows, key=lambda r: (r.get("trial") is None, r.get("trial")))
 
     def done_trials(self, setting_id: str) -> set[int]:
         """Trial numbers already recorded for ``setting_id``."""
         return {r["trial"] for r in self.records() if r["setting_id"] == setting_id}
 
 
+def newest_records(rows: Iterable[Mapping[str, Any]]) -> list[Any]:
+    """The newest record of each ``RECORD_KEY`` (the last in file order), each at its own
+    position; a record without the key fields is kept as it is."""
+    latest: dict[tuple, Any] = {}
+    for index, row in enumerate(rows):
+        key = tuple(row.get(name) for name in RECORD_KEY)
+        if any(part is None for part in key):
+            key = ("__line__", index)
+        latest.pop(key, None)  # re-insert so the newest record sits at its own position
+        latest[key] = row
+    return list(latest.values())
+
+
 def _ends_without_newline(fd: int) -> bool:
+    """Whether the file's last byte is not a newline (read without moving the append offset's
+    meaning: ``O_APPEND`` writes go to the end wherever the offset is)."""
     size = os.fstat(fd).st_size
-    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+    if size == 0:
+        return False
+    os.lseek(fd, size - 1, os.SEEK_SET)
+    return os.read(fd, 1) != b"\n"
 
 
 def _decode(line: bytes) -> dict[str, Any] | None:
@@ -334,14 +383,7 @@ def load_results(path: str | os.PathLike = "results/runs", keep: str = "last"):
         raise PilidError(f"no results at {str(path)!r}; run `python -m pilid.run` first")
     rows = store.records()
     if keep == "last":
-        latest: dict[tuple, dict[str, Any]] = {}
-        for index, row in enumerate(rows):
-            key = (row.get("setting_id"), row.get("trial"))
-            if key[0] is None or key[1] is None:
-                key = ("__line__", index)
-            latest.pop(key, None)  # re-insert so the newest record sits at its own position
-            latest[key] = row
-        rows = list(latest.values())
+        rows = newest_records(rows)
     if not rows:
         return pd.DataFrame(columns=list(RECORD_FIELDS))
     return pd.DataFrame.from_records(rows)

@@ -2,7 +2,8 @@
 
 `plot_shapes` draws the marginal value functions u_j (Definition 3) from a tidy `shape_functions`
 table; `plot_interaction` draws a pair's joint effect from an `interaction_grid` table as a heat
-map (the paper's Figure 5). The estimators' `plot_shapes` / `plot_interaction` call these.
+map (the paper's Figure 5). The estimators' `plot_shapes` / `plot_interaction` call these; the
+report's Figure 5 (`pilid.report.figures`) draws its mean heat maps with `draw_joint_effect`.
 """
 
 from __future__ import annotations
@@ -71,10 +72,32 @@ def plot_interaction(grid: pd.DataFrame, name_a: str, name_b: str, ax=None, cmap
     values = grid["value"].to_numpy().reshape(len(xa), len(xb))
     if ax is None:
         _, ax = plt.subplots(figsize=(4.2, 3.4))
-    lim = float(np.abs(values).max()) or 1.0
-    mesh = ax.pcolormesh(xa, xb, values.T, shading="nearest", cmap=cmap, vmin=-lim, vmax=lim)
-    ax.figure.colorbar(mesh, ax=ax, label="joint effect")
-    ax.set_xlabel(name_a)
-    ax.set_ylabel(name_b)
-    ax.set_title(f"{name_a} x {name_b}", fontsize=9)
+    return draw_joint_effect(ax, xa, xb, values.T, name_a, name_b, cmap=cmap, title_size=9)
+
+
+def draw_joint_effect(
+    ax,
+    xa,
+    xb,
+    values,
+    name_a: str,
+    name_b: str,
+    title: str | None = None,
+    label: str = "joint effect",
+    cmap="RdBu_r",
+    label_size=None,
+    title_size=None,
+):
+    """A pair's joint effect as a heat map on `ax`: `values[b, a]` over the grid `xa` x `xb`,
+    coloured symmetrically about 0 (white: no effect), with a colour bar; returns the axes.
+    Drawn for one fitted model by `plot_interaction` and for the mean over trials by the
+    report's Figure 5."""
+    limit = float(np.nanmax(np.abs(values))) or 1.0
+    mesh = ax.pcolormesh(xa, xb, values, shading="nearest", cmap=cmap, vmin=-limit, vmax=limit)
+    ax.figure.colorbar(mesh, ax=ax, label=label)
+    sizes = {} if label_size is None else {"fontsize": label_size}
+    ax.set_xlabel(name_a, **sizes)
+    ax.set_ylabel(name_b, **sizes)
+    title = f"{name_a} x {name_b}" if title is None else title
+    ax.set_title(title, **({} if title_size is None else {"fontsize": title_size}))
     return ax

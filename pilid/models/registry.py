@@ -29,7 +29,7 @@ import numpy as np
 
 from pilid.errors import PilidError
 from pilid.models.params import ParamError, one_line, validate_params
-from pilid.tasks import TASKS
+from pilid.tasks import METRIC_LABELS, TASKS
 
 __all__ = [
     "ModelSpec",
@@ -43,7 +43,8 @@ __all__ = [
     "score",
 ]
 
-METRICS = {"mse": "mse", "auc": "auc", "roc_auc": "auc"}
+#: The metric names `score` takes (those of `pilid.tasks.METRIC_LABELS`, plus an alias).
+METRICS = {**{name: name for name in METRIC_LABELS}, "roc_auc": "auc"}
 
 
 @dataclass(frozen=True)

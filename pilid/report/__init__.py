@@ -24,7 +24,8 @@ from pilid.report.records import (
 )
 from pilid.report.reproduction import PAPER_EXPERIMENTS, paper_generator
 from pilid.report.stats import PairedTTest, paired_by_seed, paired_ttest, significance_marker
-from pilid.report.tables import Cell, Table, build_tables, mark_best, write_tables
+from pilid.report.table_model import Cell, Table, mark_best, write_tables
+from pilid.report.tables import build_tables
 
 __all__ = [
     "Cell",
@@ -71,7 +72,8 @@ def make_tables(
     ``<results>/shape_fidelity.csv`` (see `pilid.report.shapes`). Raises ``PilidError``, writing
     nothing, when no table can be built from them.
     """
-    from pilid.report.records import records_file, results_root
+    from pilid.experiments.store import records_path
+    from pilid.report.records import results_root
     from pilid.report.reproduction import experiment_of, paper_cells, write_cells_csv
 
     if records is None:
@@ -83,7 +85,7 @@ def make_tables(
         names = sorted(records["experiment"].dropna().astype(str).unique().tolist())
         found = f"experiment(s) {', '.join(names)}" if names else "no experiment name"
         raise PilidError(
-            f"no table can be built from {records_file(results)}: its records are from {found}; "
+            f"no table can be built from {records_path(results)}: its records are from {found}; "
             "run a table experiment (python -m pilid.run -m experiment=sim_regression, "
             "init_significance or real_data), or use `figures` for skill_shapes"
         )

@@ -137,10 +137,10 @@ def check_conf_dir(conf_dir: str | None) -> None:
 
 def read_records(results: str):
     """The records under ``results``; each skipped line -> one warning line, then their count."""
-    from pilid.experiments.store import StoreWarning
-    from pilid.report.records import load_records, records_file
+    from pilid.experiments.store import StoreWarning, records_path
+    from pilid.report.records import load_records
 
-    file = records_file(results)
+    file = records_path(results)
     error = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

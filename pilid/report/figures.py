@@ -29,8 +29,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from pilid.experiments.artefacts import GRID_KIND, artefact_path  # noqa: E402
+from pilid.models.plotting import draw_joint_effect  # noqa: E402
 from pilid.report import shapes  # noqa: E402
-from pilid.report.records import notice  # noqa: E402
+from pilid.report.records import newest, notice  # noqa: E402
+from pilid.tasks import LOWER_IS_BETTER, METRIC_LABELS, metric_label  # noqa: E402
 
 #: The paper's Figure 3 setting and Figure 4/5 choices.
 FIG3_SETTING = {"N": 15000, "m": 20, "gamma": 5}
@@ -155,7 +158,7 @@ def fig3_arms(
     arms = []
     for init in dict.fromkeys(pool["init"].dropna()):
         arm = pool[pool["init"] == init]
-        arms.append((init, arm.drop_duplicates(subset=["setting_id", "trial"], keep="last")))
+        arms.append((init, newest(arm)))
     return setting, arms
 
 
@@ -224,7 +227,7 @@ def fig4_arms(records: pd.DataFrame, gammas=FIG4_GAMMAS) -> list[tuple[int, pd.D
     arms = []
     for gamma in gammas:
         arm = pool[(pool["gamma"] == gamma).fillna(False).to_numpy(dtype=bool)]
-        arms.append((gamma, arm.drop_duplicates(subset=["setting_id", "trial"], keep="last")))
+        arms.append((gamma, newest(arm)))
     return arms
 
 
@@ -323,14 +326,10 @@ def figure_interactions(
     fig, axes = plt.subplots(1, len(chosen), figsize=(4.2 * len(chosen), 3.4), squeeze=False)
     for ax, (feat_a, feat_b) in zip(axes[0], chosen):
         xa, xb, values, count = average_grid(found[(feat_a, feat_b)])
-        limit = float(np.nanmax(np.abs(values))) or 1.0  # symmetric: white = no effect
-        mesh = ax.pcolormesh(
-            xa, xb, values, shading="nearest", cmap="RdBu_r", vmin=-limit, vmax=limit
+        title = f"{feat_a} x {feat_b} ({count} trials)"
+        draw_joint_effect(
+            ax, xa, xb, values, feat_a, feat_b, title, "interaction effect", "RdBu_r", 8, 8
         )
-        fig.colorbar(mesh, ax=ax, label="interaction effect")
-        ax.set_xlabel(feat_a, fontsize=8)
-        ax.set_ylabel(feat_b, fontsize=8)
-        ax.set_title(f"{feat_a} x {feat_b} ({count} trials)", fontsize=8)
     fig.suptitle(f"Interacting features in {dataset} learned by PiLiB", fontsize=10)
     fig.tight_layout()
     return save(fig, out_dir, "fig5_spambase_interactions")
@@ -362,7 +361,7 @@ def figure_paper_vs_ours(
     order = list(table_order or dict.fromkeys(cells["paper_table"]))
     labels = table_labels or {}
     colours = {t: plt.get_cmap("tab10")(i % 10) for i, t in enumerate(order)}
-    metrics = [m for m in ("mse", "auc") if (cells["metric"] == m).any()]
+    metrics = [m for m in METRIC_LABELS if (cells["metric"] == m).any()]
     metrics += sorted(set(cells["metric"]) - set(metrics))
     fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 5.0), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
@@ -406,10 +405,10 @@ def figure_paper_vs_ours(
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
         ax.set_aspect("equal")
-        better = "below" if metric == "mse" else "above"
+        better = "below" if LOWER_IS_BETTER.get(metric, metric == "mse") else "above"
         cells_text = f"{len(part)} cell" + ("" if len(part) == 1 else "s")
         ax.set_title(
-            f"{metric.upper()}: {cells_text} (ours better {better} the diagonal)", fontsize=9
+            f"{metric_label(metric)}: {cells_text} (ours better {better} the diagonal)", fontsize=9
         )
         ax.set_xlabel("paper", fontsize=9)
         ax.set_ylabel("ours (mean over trials)", fontsize=9)
@@ -466,16 +465,12 @@ def figure_artifacts(records: pd.DataFrame, root: str | os.PathLike, generator=N
     _, arms = fig3_arms(records, generator=generator)
     for _, arm in [*arms, *fig4_arms(records)]:
         for record in arm.itertuples(index=False):
-            path = (
-                shapes.artifact_dir(root, record.setting_id)
-                / f"shapes-trial{int(record.trial)}.csv"
-            )
+            path = artefact_path(root, record.setting_id, "shapes", int(record.trial))
             if path.is_file():
                 paths.add(path)
     for (feat_a, feat_b), setting_id, grids in fig5_choice(records, root):
-        folder = shapes.artifact_dir(root, setting_id)
         for trial in grids:
-            path = folder / f"interaction-grid-trial{int(trial)}-{feat_a}__{feat_b}.csv"
+            path = artefact_path(root, setting_id, (GRID_KIND, feat_a, feat_b), int(trial))
             if path.is_file():
                 paths.add(path)
     return sorted(paths)

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from pilid.errors import PilidError
+from pilid.experiments.store import RECORD_KEY, records_path
 
 #: The fields that identify a table cell; ``None`` means "not part of this setting".
 SETTING_FIELDS = ("dataset", "task", "N", "m", "model", "gamma", "init")
@@ -104,17 +105,9 @@ class ExperimentGrid:
 
 
 # -- records --------------------------------------------------------------------------------------
-def records_file(path: str | os.PathLike) -> Path:
-    """The records file for a results directory or a ``.jsonl`` path."""
-    path = Path(path).expanduser()
-    if path.suffix == ".jsonl" or path.is_file():
-        return path
-    return path / "records.jsonl"
-
-
 def results_root(path: str | os.PathLike) -> Path:
     """The results directory (where ``artifacts/`` lives) for a directory or records file."""
-    return records_file(path).parent
+    return records_path(path).parent
 
 
 def _int_or_none(value):
@@ -191,7 +184,7 @@ def load_records(path: str | os.PathLike) -> pd.DataFrame:
     """
     from pilid.experiments import load_results
 
-    file = records_file(path)
+    file = records_path(path)
     if not file.exists():
         raise PilidError(
             f"no records found at {str(path)!r} (expected {str(file)!r}); run an experiment "
@@ -209,6 +202,12 @@ def load_records(path: str | os.PathLike) -> pd.DataFrame:
             "records.jsonl that python -m pilid.run writes"
         )
     return frame
+
+
+def newest(frame: pd.DataFrame) -> pd.DataFrame:
+    """The newest record of each setting and trial (the store's rule, `newest_records`, on a
+    frame of records in file order)."""
+    return frame.drop_duplicates(subset=list(RECORD_KEY), keep="last")
 
 
 # -- experiment grids -----------------------------------------------------------------------------
@@ -426,7 +425,7 @@ def select_records(frame: pd.DataFrame, grid: ExperimentGrid) -> pd.DataFrame:
                     f"using setting {chosen} ({counts[chosen]} trials)"
                 )
             rows = pool[pool["setting_id"] == chosen]
-        rows = rows.drop_duplicates(subset=["setting_id", "trial"], keep="last").copy()
+        rows = newest(rows).copy()
         rows["cell"] = index
         parts.append(rows)
     if not parts:

@@ -19,6 +19,15 @@ functions, so the numbers are the tables' numbers), matches every cell of the pa
 
 `paper_cells` is also what ``results/tables/paper_vs_ours_cells.csv`` and the paper-vs-ours figure
 are made of.
+
+Why one module of ~1250 lines (over the 500 of CONTRIBUTING.md): it is one document, and its
+parts are not independent. The claims' verdicts read the paper cells and the tables, the
+sections print the claims, the cells and the compute with shared formatting (``_number``,
+``_paper_number``, ``NOT_RUN``/``NOT_ENOUGH``) and the one ``build_reproduction`` puts them in the
+committed order; the byte-for-byte rebuild of REPRODUCTION.md is tested against this whole. A
+split into cells/claims/sections would move the shared constants and formatters into a fourth
+module that all three import, with the tests' ``rp.<name>`` look-ups re-exported from here,
+without making any part usable on its own.
 """
 
 from __future__ import annotations
@@ -34,10 +43,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from pilid.data import DATASETS
+from pilid.report.labels import DATASET_ORDER, LOWER_IS_BETTER, MODEL_LABELS
 from pilid.report.paper import PAPER_TABLES, paper_results
 from pilid.report.records import ExperimentGrid, Setting, select_records
 from pilid.report.stats import paired_by_seed
-from pilid.report.tables import LOWER_IS_BETTER, Table
+from pilid.report.table_model import Table
+from pilid.tasks import metric_label
 
 #: Trials per cell in the paper ("For each problem setting, we run 20 trials").
 PAPER_TRIALS = 20
@@ -73,16 +85,9 @@ SHORT_LABELS = {
 #: Figure 3's setting in the paper.
 FIG3 = {"N": 15000, "m": 20, "gamma": 5}
 #: The paper's data sets of Table 3, their metric, and the GAM family.
-REAL_METRIC = {"bike": "mse", "bank": "auc", "spambase": "auc", "skill": "auc"}
+REAL_METRIC = {name: DATASETS[name].metric for name in DATASET_ORDER}
 GAM_FAMILY = ("ga", "gam", "ga2m")
-MODEL_NAMES = {
-    "pilid": "PiLiD",
-    "pilib": "PiLiB",
-    "mlp": "MLP",
-    "ga": "GA",
-    "gam": "GAM",
-    "ga2m": "GA2M",
-}
+MODEL_NAMES = {name: MODEL_LABELS[name] for name in ("pilid", "pilib", "mlp", *GAM_FAMILY)}
 #: The columns of ``paper_vs_ours_cells.csv``.
 CELL_COLUMNS = [
     "paper_table",
@@ -916,7 +921,7 @@ def table_section(cells: pd.DataFrame, paper_table: str, tables_dir: str) -> lis
 
 def _metrics_text(part: pd.DataFrame) -> str:
     """``MSE``, ``AUC`` or ``MSE, AUC`` (Table 3) for the cells of one paper table."""
-    return ", ".join(str(m).upper() for m in dict.fromkeys(part["metric"]))
+    return ", ".join(metric_label(m) for m in dict.fromkeys(part["metric"]))
 
 
 def overview_section(cells: pd.DataFrame) -> list[str]:
@@ -1332,7 +1337,8 @@ def make_reproduction(
 ) -> list[Path]:
     """Write REPRODUCTION.md (``out``) and the paper-vs-ours figure (under ``figures_dir``) from
     the records under ``results``. Returns the paths written."""
-    from pilid.report.records import load_records, records_file, results_root
+    from pilid.experiments.store import records_path
+    from pilid.report.records import load_records, results_root
 
     if records is None:
         records = load_records(results)
@@ -1344,7 +1350,7 @@ def make_reproduction(
     text = build_reproduction(
         records,
         tables,
-        source=_display_path(records_file(results)),
+        source=_display_path(records_path(results)),
         figure_link=link,
         tables_dir=Path(tables_dir).as_posix(),
         sim_generator=paper_generator(conf_dir),

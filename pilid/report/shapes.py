@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from pilid.errors import PilidError
+from pilid.experiments.artefacts import GRID_FILE, artefact_path, artifact_dir
 
 #: Points of the dense grid on which shapes are compared and averaged.
 GRID_POINTS = 200
@@ -32,16 +32,10 @@ GRID_POINTS = 200
 #: The per-trial fidelity derived from the artefacts, beside ``records.jsonl``.
 FIDELITY_CACHE = "shape_fidelity.csv"
 
-_INTERACTION = re.compile(r"^interaction-grid-trial(\d+)-(.+)__(.+)\.csv$")
-
-
-def artifact_dir(root: str | os.PathLike, setting_id: str) -> Path:
-    return Path(root) / "artifacts" / str(setting_id)
-
 
 def read_shapes(root: str | os.PathLike, setting_id: str, trial: int) -> pd.DataFrame | None:
     """The stored shapes of one trial (``feature, x, x_original, value``), or None if absent."""
-    path = artifact_dir(root, setting_id) / f"shapes-trial{int(trial)}.csv"
+    path = artefact_path(root, setting_id, "shapes", int(trial))
     if not path.exists():
         return None
     frame = pd.read_csv(path)
@@ -65,7 +59,7 @@ def interaction_grids(root: str | os.PathLike, setting_id: str) -> dict[tuple[st
     if not folder.is_dir():
         return out
     for path in sorted(folder.iterdir()):
-        match = _INTERACTION.match(path.name)
+        match = GRID_FILE.match(path.name)
         if match:
             trial, feat_a, feat_b = int(match[1]), match[2], match[3]
             out.setdefault((feat_a, feat_b), {})[trial] = pd.read_csv(path)

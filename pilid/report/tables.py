@@ -1,4 +1,7 @@
-"""The paper's tables from stored trial records, as LaTeX (booktabs) and Markdown.
+"""The paper's tables from stored trial records: the builders of each table kind.
+
+The table model and its LaTeX/Markdown writers are ``pilid.report.table_model``, the labels
+``pilid.report.labels``.
 
 One table per paper table (Section 4 and the supplementary material):
 
@@ -9,350 +12,30 @@ One table per paper table (Section 4 and the supplementary material):
   by trial seed is significant at 10%/5% (Table 2). The same layout gives the shape-fidelity table
   (centred R^2 of learned vs true shapes; beyond the paper).
 - ``real_data``: rows = models, columns = data sets (Table 3).
-
-Cells show ``mean \\pm std`` over trials (sample std, ddof=1) with 4 decimals; ``--`` when nothing
-was run; a dagger and the trial count when fewer trials than configured were found. The best
-value per column is bold (lowest MSE, highest AUC/R^2); ties are judged at the displayed
-precision: every cell whose mean prints the same 4 decimals as the best is bold.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from pilid.report.paper import PAPER_TABLES, paper_results
+from pilid.report.labels import (
+    DATASET_LABELS,
+    DATASET_ORDER,
+    INIT_ORDER,
+    LOWER_IS_BETTER,
+    METRIC_NAMES,
+    MODEL_ORDER,
+    TASK_METRIC,
+    latex_escape,
+    model_label,
+)
+from pilid.report.paper import paper_results
 from pilid.report.records import ExperimentGrid, notice, select_records
 from pilid.report.stats import paired_by_seed, seed_means
-
-DECIMALS = 4
-METRIC_NAMES = {"mse": "MSE", "auc": "AUC", "r2": "R^2"}
-LOWER_IS_BETTER = {"mse": True, "auc": False, "r2": False}
-TASK_METRIC = {"regression": "mse", "classification": "auc"}
-
-#: Row order of the paper's tables (Tables 1 and 3 share it): PiLiD, PiLiB, MLP, NIT, SVM, RF,
-#: linear, GA, GAM, GA2M; within a model, gamma ascending.
-MODEL_ORDER = ("pilid", "pilib", "mlp", "nit", "svm", "rf", "linear", "ga", "gam", "ga2m")
-MODEL_LABELS = {
-    "pilid": "PiLiD",
-    "pilib": "PiLiB",
-    "mlp": "MLP",
-    "nit": "NIT",
-    "svm": "SVM (rbf kernel)",
-    "rf": "Random Forest",
-    "ga": "GA",
-    "gam": "GAM",
-    "ga2m": "GA2M",
-}
-ITALIC_MODELS = ("PiLiD", "PiLiB", "NIT")  # the paper sets these in italics
-#: Column order and headers of Table 3.
-DATASET_ORDER = ("bike", "bank", "spambase", "skill")
-DATASET_LABELS = {
-    "bike": "bike sharing",
-    "bank": "bank marketing",
-    "spambase": "spambase",
-    "skill": "skill",
-}
-INIT_ORDER = ("lstsq", "gaussian")
-
-
-# -- labels -----------------------------------------------------------------------------------
-_LATEX_SPECIAL = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-}
-
-
-def latex_escape(text: str) -> str:
-    """``text`` with LaTeX's special characters escaped."""
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
-
-
-def model_label(model: str, gamma=None, task: str | None = None, with_gamma: bool = True) -> str:
-    """The paper's row label: ``PiLiD-5``, ``SVM (rbf kernel)``, ``Logistic Regression``..."""
-    if model == "linear":
-        return "Logistic Regression" if task == "classification" else "Linear Regression"
-    label = MODEL_LABELS.get(model, str(model))
-    if with_gamma and gamma is not None and not pd.isna(gamma):
-        label = f"{label}-{int(gamma)}"
-    return label
-
-
-def latex_label(label: str) -> str:
-    """A row label in LaTeX: escaped, PiLiD/PiLiB/NIT in italics, GA2M as GA$^2$M."""
-    if label == "GA2M":
-        return r"GA$^2$M"
-    text = latex_escape(label)
-    if label.split("-")[0] in ITALIC_MODELS:
-        text = rf"\textit{{{text}}}"
-    return text
-
-
-@dataclass(frozen=True)
-class Header:
-    """A header or row label in both output formats."""
-
-    latex: str
-    md: str
-
-    @classmethod
-    def plain(cls, text) -> Header:
-        return cls(latex_escape(str(text)), str(text))
-
-    @classmethod
-    def model(cls, label: str) -> Header:
-        return cls(latex_label(label), label)
-
-
-# -- cells ------------------------------------------------------------------------------------
-@dataclass
-class Cell:
-    """One table cell: mean and std over trials, trial counts, and its marks."""
-
-    mean: float = math.nan
-    std: float = math.nan
-    n: int = 0
-    expected: int = 0
-    bold: bool = False
-    stars: str = ""
-    paper_mean: float = math.nan
-    paper_std: float = math.nan
-    #: (paper table, paper row label, paper column, N or None) of the paper's cell, if any
-    paper_key: tuple | None = None
-
-    @classmethod
-    def of(cls, values, expected: int, n: int | None = None) -> Cell:
-        """Cell of per-trial ``values`` (``n``: the number of records behind them)."""
-        values = np.asarray(values, dtype=float)
-        values = values[np.isfinite(values)]
-        count = len(values) if n is None else int(n)
-        if len(values) == 0:
-            return cls(n=0, expected=expected)
-        std = float(values.std(ddof=1)) if len(values) > 1 else math.nan
-        return cls(mean=float(values.mean()), std=std, n=count, expected=expected)
-
-    @property
-    def missing(self) -> bool:
-        return self.n == 0 or not math.isfinite(self.mean)
-
-    @property
-    def short(self) -> bool:
-        """Fewer trials than configured."""
-        return not self.missing and self.n < self.expected
-
-    @property
-    def shown(self) -> float:
-        """The mean as displayed (rounded to ``DECIMALS``): ties are judged on this."""
-        return float(f"{self.mean:.{DECIMALS}f}")
-
-    def _number(self, pm: str) -> str:
-        text = f"{self.mean:.{DECIMALS}f}"
-        if math.isfinite(self.std):
-            text += f"{pm}{self.std:.{DECIMALS}f}"
-        return text
-
-    def latex(self) -> str:
-        if self.missing:
-            return "--"
-        text = self._number(r" $\pm$ ")
-        if self.bold:
-            text = rf"\textbf{{{text}}}"
-        marks = self.stars + (r"\dagger" if self.short else "")
-        if marks:
-            text += f"$^{{{marks}}}$"
-        if self.short:
-            text += f" ({self.n}/{self.expected})"
-        return text
-
-    def markdown(self) -> str:
-        if self.missing:
-            return "--"
-        text = self._number(" ± ")
-        if self.bold:
-            text = f"**{text}**"
-        text += self.stars.replace("*", r"\*")
-        if self.short:
-            text += f"† ({self.n}/{self.expected})"
-        return text
-
-
-def mark_best(cells: list[Cell], lower_is_better: bool) -> None:
-    """Bold the best cell(s) among ``cells``: every cell whose displayed mean equals the best
-    displayed mean (ties at 4 decimals are all bold). Missing cells never compete."""
-    present = [c for c in cells if not c.missing]
-    if not present:
-        return
-    shown = [c.shown for c in present]
-    best = min(shown) if lower_is_better else max(shown)
-    for cell, value in zip(present, shown):
-        cell.bold = value == best
-
-
-# -- tables -----------------------------------------------------------------------------------
-@dataclass
-class Table:
-    """A rendered-ready table: headers, cells and the caption's parts."""
-
-    name: str
-    title_tex: str
-    title_md: str
-    corner: Header
-    columns: list[Header]
-    rows: list[Header]
-    cells: list[list[Cell]]
-    trials_note: str
-    best_rule: str
-    groups: list[tuple[Header, int]] = field(default_factory=list)
-    paper_table: str | None = None
-    stars: bool = False
-    row_keys: list = field(default_factory=list)
-    column_keys: list = field(default_factory=list)
-    #: trials configured per setting (the experiment's ``trials``)
-    trials: int = 0
-    #: the records behind the cells (one row per trial; ``value`` is the cell's metric)
-    records: pd.DataFrame | None = field(default=None, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        has_paper = any(math.isfinite(c.paper_mean) for row in self.cells for c in row)
-        if not has_paper:  # e.g. a smoke run: no cell of the paper's table matches
-            self.paper_table = None
-
-    @property
-    def n_columns(self) -> int:
-        return 1 + len(self.columns)
-
-    def _any(self, predicate) -> bool:
-        return any(predicate(c) for row in self.cells for c in row)
-
-    def _notes(self, tex: bool) -> list[str]:
-        pm = r"$\pm$" if tex else "±"
-        notes = [f"Mean {pm} std over {self.trials_note}."]
-        rule = self.best_rule.replace("R^2", "$R^2$" if tex else "R²")
-        notes.append(f"{rule} in bold (ties at the {DECIMALS} decimals shown all bold).")
-        if self.stars:
-            star = r"$^{*}$, $^{**}$" if tex else r"\*, \*\*"
-            percent = r"\%" if tex else "%"
-            notes.append(
-                f"{star}: paired t-test by trial seed significant at 10{percent}, 5{percent}."
-            )
-        if self._any(lambda c: c.short):
-            dagger = r"$^\dagger$" if tex else "†"
-            notes.append(
-                f"{dagger}: reduced run, fewer trials than configured (run/configured in brackets)."
-            )
-        if self._any(lambda c: c.missing):
-            notes.append("--: not run yet.")
-        if self.paper_table:
-            notes.append(f"Paper: {PAPER_TABLES.get(self.paper_table, self.paper_table)}.")
-        return notes
-
-    def caption(self, tex: bool = True) -> str:
-        title = self.title_tex if tex else self.title_md
-        return " ".join([title, *self._notes(tex)])
-
-    def to_latex(self) -> str:
-        """The table as a LaTeX ``table`` environment (needs ``\\usepackage{booktabs}``)."""
-        spec = "l" + "r" * len(self.columns)
-        lines = [
-            "% Generated by `python -m pilid.report tables`; edits are overwritten.",
-            r"\begin{table}[htbp]",
-            r"  \centering",
-            rf"  \caption{{{self.caption(tex=True)}}}",
-            rf"  \label{{tab:{self.name}}}",
-            rf"  \begin{{tabular}}{{{spec}}}",
-            r"    \toprule",
-        ]
-        if self.groups:
-            heads = [rf"\multicolumn{{{span}}}{{c}}{{{h.latex}}}" for h, span in self.groups]
-            lines.append("    " + " & ".join(["", *heads]) + r" \\")
-            rules, start = [], 2
-            for _, span in self.groups:
-                rules.append(rf"\cmidrule(lr){{{start}-{start + span - 1}}}")
-                start += span
-            lines.append("    " + " ".join(rules))
-        header = [self.corner.latex, *(h.latex for h in self.columns)]
-        lines.append("    " + " & ".join(header) + r" \\")
-        lines.append(r"    \midrule")
-        for label, row in zip(self.rows, self.cells):
-            lines.append("    " + " & ".join([label.latex, *(c.latex() for c in row)]) + r" \\")
-        lines += [r"    \bottomrule", r"  \end{tabular}", r"\end{table}", ""]
-        return "\n".join(lines)
-
-    def _md_columns(self) -> list[str]:
-        if not self.groups:
-            return [h.md for h in self.columns]
-        names, position = [], 0
-        for group, span in self.groups:
-            for h in self.columns[position : position + span]:
-                names.append(f"{group.md} {h.md}")
-            position += span
-        return names
-
-    def to_markdown(self) -> str:
-        """The table as GitHub Markdown, caption first."""
-        lines = [f"**{self.caption(tex=False)}**", ""]
-        lines.append("| " + " | ".join([self.corner.md, *self._md_columns()]) + " |")
-        lines.append("|" + "|".join([":---", *["---:"] * len(self.columns)]) + "|")
-        for label, row in zip(self.rows, self.cells):
-            lines.append("| " + " | ".join([label.md, *(c.markdown() for c in row)]) + " |")
-        return "\n".join(lines) + "\n"
-
-    def comparison(self) -> pd.DataFrame:
-        """Ours beside the paper, one row per cell with a paper value."""
-        rows = []
-        for r, row in enumerate(self.cells):
-            for c, cell in enumerate(row):
-                if not math.isfinite(cell.paper_mean):
-                    continue
-                rows.append(
-                    {
-                        "table": self.name,
-                        "paper_table": self.paper_table,
-                        "row": self.rows[r].md,
-                        "column": self._md_columns()[c],
-                        "ours_mean": cell.mean,
-                        "ours_std": cell.std,
-                        "trials": cell.n,
-                        "expected": cell.expected,
-                        "reduced": cell.short,
-                        "paper_mean": cell.paper_mean,
-                        "paper_std": cell.paper_std,
-                        "difference": cell.mean - cell.paper_mean,
-                    }
-                )
-        return pd.DataFrame(rows)
-
-    def comparison_markdown(self) -> str:
-        """Markdown view with every cell as ``ours (paper)`` (means only)."""
-        reduced = self._any(lambda c: c.short and math.isfinite(c.paper_mean))
-        note = " †: reduced run, fewer trials than configured." if reduced else ""
-        lines = [f"**{self.title_md} Ours (paper), means.{note}**", ""]
-        lines.append("| " + " | ".join([self.corner.md, *self._md_columns()]) + " |")
-        lines.append("|" + "|".join([":---", *["---:"] * len(self.columns)]) + "|")
-        for label, row in zip(self.rows, self.cells):
-            texts = []
-            for cell in row:
-                ours = "--" if cell.missing else f"{cell.mean:.{DECIMALS}f}"
-                if cell.short:
-                    ours += f"† ({cell.n}/{cell.expected})"
-                known = math.isfinite(cell.paper_mean)
-                paper = f"{cell.paper_mean:.{DECIMALS}f}" if known else "--"
-                texts.append(f"{ours} ({paper})")
-            lines.append("| " + " | ".join([label.md, *texts]) + " |")
-        return "\n".join(lines) + "\n"
+from pilid.report.table_model import Cell, Header, Table, mark_best
 
 
 # -- helpers over selected records ------------------------------------------------------------
@@ -662,40 +345,3 @@ def build_tables(
                 else:
                     tables.append(fidelity_table(scores, grid))
     return tables
-
-
-def write_tables(tables: list[Table], out_dir: str | os.PathLike) -> list[Path]:
-    """Write ``<name>.tex`` and ``<name>.md`` per table, ``tables.md`` (all Markdown),
-    ``tables.tex`` (a standalone document inputting every table) and, where the paper has the
-    table, ``paper_vs_ours.csv`` / ``paper_vs_ours.md``. Returns the written paths."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for table in tables:
-        for suffix, text in ((".tex", table.to_latex()), (".md", table.to_markdown())):
-            path = out / f"{table.name}{suffix}"
-            path.write_text(text, encoding="utf-8")
-            written.append(path)
-    index = out / "tables.md"
-    index.write_text("\n".join(t.to_markdown() for t in tables), encoding="utf-8")
-    document = out / "tables.tex"
-    body = "\n".join(rf"\input{{{t.name}.tex}}" for t in tables)
-    document.write_text(
-        "% Standalone preview of every table: pdflatex tables.tex\n"
-        "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[margin=1cm,landscape]"
-        "{geometry}\n\\begin{document}\n" + body + "\n\\end{document}\n",
-        encoding="utf-8",
-    )
-    written += [index, document]
-    compared = [t for t in tables if t.paper_table]
-    if compared:
-        frames = [t.comparison() for t in compared]
-        frames = [f for f in frames if not f.empty]
-        csv = out / "paper_vs_ours.csv"
-        (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()).to_csv(
-            csv, index=False
-        )
-        md = out / "paper_vs_ours.md"
-        md.write_text("\n".join(t.comparison_markdown() for t in compared), encoding="utf-8")
-        written += [csv, md]
-    return written

@@ -1,0 +1,74 @@
+"""File locks of the results directory (``filelock``: ``flock`` on POSIX, ``msvcrt`` on Windows).
+
+Two locks live under ``<results_dir>/.locks/``:
+
+- ``records.jsonl.lock``: held by the store while it appends to or reads ``records.jsonl``, so
+  that several processes (joblib workers, Slurm array jobs on a shared file system with working
+  locks) never interleave or read half a record;
+- ``<setting_id>.lock``: held by the runner while a setting runs, so that a second process on
+  the same setting waits, then finds its trials recorded.
+
+The operating system drops a lock when its holder dies, even by SIGKILL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from pilid.errors import PilidError
+
+#: The folder of the lock files, inside the results directory.
+LOCKS_DIR = ".locks"
+
+
+def lock_path(root: str | Path, name: str) -> Path:
+    """``<root>/.locks/<name>.lock``."""
+    return Path(root) / LOCKS_DIR / f"{name}.lock"
+
+
+@contextlib.contextmanager
+def exclusive(path: Path, waiting: str | None = None) -> Iterator[None]:
+    """Hold the lock file ``path`` (made with its folder when missing) while the block runs.
+
+    ``waiting``: a line printed on stderr when another process holds the lock and this one
+    waits for it. ``OSError`` when the lock file cannot be made.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(path, thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        if waiting:
+            print(waiting, file=sys.stderr, flush=True)
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+@contextlib.contextmanager
+def setting_lock(root: Path, sid: str) -> Iterator[None]:
+    """Hold ``<results_dir>/.locks/<setting_id>.lock`` while a setting runs.
+
+    A second process on the same setting (a duplicate job, a Slurm requeue racing the old one)
+    waits, then finds the trials recorded and only prints the summary.
+    """
+    try:
+        path = lock_path(root, sid)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a+b"):  # can we write there? (a clear error before any training)
+            pass
+    except OSError as error:
+        raise PilidError(
+            f"cannot write to results_dir {str(root)!r} ({error.strerror}); "
+            "set results_dir to a writable directory"
+        ) from error
+    waiting = f"pilid: setting {sid} is running in another process; waiting for it"
+    with exclusive(path, waiting):
+        yield
