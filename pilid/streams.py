@@ -14,6 +14,7 @@ STREAM_DEEP            2  the deep part's initial weights (MLP, blocks)         
 STREAM_ADDITIVE        3  w of the additive part with init="gaussian"           train.batched
 STREAM_NOISE           4  reserved (never drawn; kept so the id is not reused)  -
 STREAM_BLOCK_SUMMARY   7  rows for the block summaries of PiLiB/NIT (NumPy)     models.gated
+STREAM_BAG             8  a bag member's seed and bootstrap rows (NumPy)        models.bagging
 STREAM_GATE_INIT      16  jitter of the gates' initial log_alpha                nn.gates
 STREAM_GATE_NOISE     17  the gates' hard-concrete noise in training            nn.gates
 ====================  ==  ====================================================  ===============
@@ -30,6 +31,7 @@ STREAM_DEEP = 2
 STREAM_ADDITIVE = 3
 STREAM_NOISE = 4
 STREAM_BLOCK_SUMMARY = 7
+STREAM_BAG = 8
 STREAM_GATE_INIT = 16
 STREAM_GATE_NOISE = 17
 
@@ -45,3 +47,9 @@ def trial_generator(seed: int, stream: int, device="cpu") -> torch.Generator:
 def trial_rng(seed: int, stream: int) -> np.random.Generator:
     """A NumPy generator for one random stream of a trial seed (see the table above)."""
     return np.random.default_rng([seed, stream])
+
+
+def member_rng(seed: int, stream: int, member: int) -> np.random.Generator:
+    """A NumPy generator for member `member` of a bag (`STREAM_BAG`): seeded by (seed, stream,
+    member) alone, so member b draws the same numbers in a bag of any size."""
+    return np.random.default_rng([seed, stream, member])

@@ -18,7 +18,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from pilid.device import resolve_device
-from pilid.models import plotting
+from pilid.models import bagging, plotting
 from pilid.models.inputs import InputMixin
 from pilid.models.outputs import LogitClassifierMixin
 from pilid.models.params import Choice, Number, Satisfies, Whole, validate_params
@@ -64,6 +64,9 @@ REG_GROUP_LIST = Satisfies(
 PENALTY_CONSTRAINTS = {  # lam * Omega of Eq. 11
     "reg": [Choice(REGS)],
     "lam": [Number(0, None, closed="left")],
+}
+BAG_CONSTRAINTS = {  # bagging (`pilid.models.bagging`)
+    "n_bags": [Whole(1)],  # an Interval(Integral, 1, None) that refuses bools
 }
 ADDITIVE_CONSTRAINTS = {  # the piecewise-linear component (Definitions 1-2, Algorithm 1)
     "gamma": [GAMMA],
@@ -164,7 +167,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
 
     def _prepare(self, X, y) -> Prepared:
         self._check_params()
-        for attr in ("module_", "knots_", "classes_"):
+        for attr in ("module_", "knots_", "classes_", "estimators_", "bag_rows_"):
             if hasattr(self, attr):
                 delattr(self, attr)
         X = self._validate_X(X, fit=True)
@@ -193,6 +196,22 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         self.seed_ = seed
         return Prepared(X, target, train_idx, val_idx, seed, x_mean, x_scale, knots)
 
+    # --------------------------------------------------------------- bagging
+    def _members(self, prep: Prepared) -> list:
+        """`Trainable._members`: itself, or with ``n_bags`` > 1 the bag's bootstrap members
+        (`pilid.models.bagging`), trained as trials of one ensemble."""
+        n_bags = int(getattr(self, "n_bags", 1))
+        if n_bags == 1:
+            return [(self, prep)]
+        return bagging.bag_members(self, prep, n_bags)
+
+    def _collect(self) -> None:
+        if "_bag" in self.__dict__:
+            bagging.collect_bag(self)
+
+    def _bagged(self) -> bool:
+        return getattr(self, "estimators_", None) is not None
+
     # ---------------------------------------------------------------- output
     def _inputs(self, X: np.ndarray, device="cpu"):
         x = torch.from_numpy(((X - self.x_mean_) / self.x_scale_).astype(np.float32)).to(device)
@@ -207,7 +226,10 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
 
     @torch.no_grad()
     def _raw(self, X: np.ndarray) -> np.ndarray:
-        """The model's raw output (standardised target / logit) for validated X, (n,)."""
+        """The model's raw output (standardised target / logit) for validated X, (n,); a bag's
+        is the mean of its members' (`pilid.models.bagging`)."""
+        if self._bagged():
+            return np.mean([m._raw(X) for m in self.estimators_], axis=0)
         out = []
         for s in range(0, X.shape[0], _PREDICT_CHUNK):
             x, phi = self._inputs(X[s : s + _PREDICT_CHUNK])
@@ -234,6 +256,11 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         (`predict` for regression, `decision_function` for classification).
         """
         X = self._check_fitted_X(X)
+        if self._bagged():  # each term the mean of the members' (Eq. 9 stays exact)
+            parts = [m.decompose(X) for m in self.estimators_]
+            contrib = None if parts[0][1] is None else np.mean([p[1] for p in parts], axis=0)
+            deep = None if parts[0][2] is None else np.mean([p[2] for p in parts], axis=0)
+            return self.intercept_, contrib, deep
         terms, deep = self._terms(X)
         contrib = None
         if terms is not None:
@@ -281,8 +308,12 @@ class ShapeMixin:
 
         Values are centred like `feature_contributions`; between points u_j is linear
         (Definition 2). String categories appear as their codes (positions in `categories_`).
+        A bag (``n_bags`` > 1) gives its members' mean with their spread in columns `std`,
+        `lower` and `upper` (`pilid.models.bagging.bag_shapes`).
         """
         check_is_fitted(self, "module_")
+        if self._bagged():
+            return bagging.bag_shapes([m.shape_functions() for m in self.estimators_])
         a = self.module_.additive
         with torch.no_grad():
             v, _ = a.effective()
@@ -299,7 +330,8 @@ class ShapeMixin:
         return pd.concat(rows, ignore_index=True)
 
     def plot_shapes(self, features=None, ax=None, ncols: int = 4):
-        """One small panel per feature with its piecewise-linear shape u_j; returns the axes."""
+        """One small panel per feature with its piecewise-linear shape u_j (with a bag, its
+        band between `lower` and `upper`); returns the axes."""
         return plotting.plot_shapes(
             self.shape_functions(),
             self._feature_names(),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pilid.models.neural import (
     ADDITIVE_CONSTRAINTS,
+    BAG_CONSTRAINTS,
     HIDDEN_LAYERS,
     PENALTY_CONSTRAINTS,
     SIGMA,
@@ -43,6 +44,12 @@ _PILID_DOC = """
     random_state, device ("auto": CUDA when present), categorical_features (indices, names or
         a boolean mask; pandas category/object/string columns are categorical anyway),
         verbose (progress bar with the epoch losses).
+    n_bags: 1 (default): one model. k > 1: bagging (beyond the paper, `pilid.models.bagging`):
+        k members, each on a bootstrap sample of the training rows with its own seed and early
+        stopping, trained as one batched ensemble; predictions, contributions and shapes are
+        the members' means (classification: the mean logit), `shape_functions` adds the
+        members' spread (`std`, `lower`/`upper` = 2.5/97.5 percentiles), `estimators_` holds
+        the members.
     """
 
 
@@ -51,6 +58,7 @@ class PiLiDBase(ShapeMixin, NeuralEstimator):
         **NeuralEstimator._parameter_constraints,
         **PENALTY_CONSTRAINTS,
         **ADDITIVE_CONSTRAINTS,
+        **BAG_CONSTRAINTS,
         "hidden_layers": [HIDDEN_LAYERS, None],  # None: the additive component alone
         "sigma": SIGMA,
     }
@@ -76,6 +84,7 @@ class PiLiDBase(ShapeMixin, NeuralEstimator):
         device="auto",
         categorical_features=None,
         verbose=False,
+        n_bags=1,
     ):
         self.gamma = gamma
         self.knots = knots
@@ -96,6 +105,7 @@ class PiLiDBase(ShapeMixin, NeuralEstimator):
         self.device = device
         self.categorical_features = categorical_features
         self.verbose = verbose
+        self.n_bags = n_bags
 
 
 class PiLiDRegressor(RegressorOutput, PiLiDBase):
@@ -113,6 +123,7 @@ class MLPBase(NeuralEstimator):
     _parameter_constraints = {
         **NeuralEstimator._parameter_constraints,
         **PENALTY_CONSTRAINTS,
+        **BAG_CONSTRAINTS,
         "hidden_layers": [HIDDEN_LAYERS],
         "sigma": SIGMA,
     }
@@ -133,6 +144,7 @@ class MLPBase(NeuralEstimator):
         device="auto",
         categorical_features=None,
         verbose=False,
+        n_bags=1,
     ):
         self.hidden_layers = hidden_layers
         self.sigma = sigma
@@ -148,11 +160,23 @@ class MLPBase(NeuralEstimator):
         self.device = device
         self.categorical_features = categorical_features
         self.verbose = verbose
+        self.n_bags = n_bags
+
+
+_MLP_DOC = """
+    n_bags > 1 averages the raw outputs (predictions / logits) of that many bootstrap members
+    trained as one batched ensemble (`pilid.models.bagging`); the other parameters as PiLiD's.
+    """
 
 
 class MLPRegressor(RegressorOutput, MLPBase):
-    """The paper's MLP baseline (PiLiD's deep component alone, same training), regression."""
+    __doc__ = (
+        "The paper's MLP baseline (PiLiD's deep component alone, same training), regression."
+        + _MLP_DOC
+    )
 
 
 class MLPClassifier(ClassifierOutput, MLPBase):
-    """The paper's MLP baseline (PiLiD's deep component alone, same training), binary."""
+    __doc__ = (
+        "The paper's MLP baseline (PiLiD's deep component alone, same training), binary." + _MLP_DOC
+    )

@@ -1,8 +1,9 @@
 """Drawing the learned functions (matplotlib, imported on first use).
 
 `plot_shapes` draws the marginal value functions u_j (Definition 3) from a tidy `shape_functions`
-table; `plot_interaction` draws a pair's joint effect from an `interaction_grid` table as a heat
-map (the paper's Figure 5). The estimators' `plot_shapes` / `plot_interaction` call these; the
+table (a bag's `lower` / `upper` columns, `pilid.models.bagging`, as a shaded band);
+`plot_interaction` draws a pair's joint effect from an `interaction_grid` table as a heat map
+(the paper's Figure 5). The estimators' `plot_shapes` / `plot_interaction` call these; the
 report's Figure 5 (`pilid.report.figures`) draws its mean heat maps with `draw_joint_effect`.
 """
 
@@ -25,6 +26,9 @@ def plot_shapes(
     ncols: int = 4,
 ):
     """One small panel per feature of `shapes` (`feature`, `x`, `value`); returns the axes.
+
+    With columns `lower` and `upper` (a bag's spread over its members) the band between them
+    is shaded around each shape.
 
     `names` are all feature names in column order, `categorical` one flag per feature (steps
     instead of lines); `features` (names or indices) picks the panels; `ax` takes one axes per
@@ -52,9 +56,21 @@ def plot_shapes(
             raise PilidError(
                 f"ax has {len(axes)} panels for {len(chosen)} features; pass enough axes"
             )
+    bands = {"lower", "upper"} <= set(shapes.columns)
     for a, name in zip(axes, chosen):
         part = shapes[shapes["feature"] == name]
-        if categorical[names.index(name)]:
+        step = categorical[names.index(name)]
+        if bands:
+            a.fill_between(
+                part["x"],
+                part["lower"],
+                part["upper"],
+                step="mid" if step else None,
+                alpha=0.25,
+                lw=0,
+                label="bag spread",
+            )
+        if step:
             a.step(part["x"], part["value"], where="mid", marker="o", ms=3)
         else:
             a.plot(part["x"], part["value"], marker="o", ms=2, lw=1.2)

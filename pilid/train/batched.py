@@ -58,6 +58,10 @@ class Trainable:
     * ``_train_config(n_trials) -> TrainConfig``: optimiser, penalties and the extra loss.
     * ``_finalize(prep)``, ``_after_fit()``: fitted attributes once ``module_`` (the T=1 module,
       on the CPU) is set.
+    * ``_members(prep) -> list[(Trainable, Prepared)]``: what trains for this estimator (default
+      itself on its own data; a bag, `pilid.models.bagging`, gives its members, each with its
+      own rows and seed, and they train as trials of the same ensemble); ``_collect()`` runs
+      once they are all fitted (default nothing).
     """
 
     _task = "regression"
@@ -82,6 +86,12 @@ class Trainable:
         return None
 
     def _after_fit(self) -> None:
+        return None
+
+    def _members(self, prep: Prepared) -> list:
+        return [(self, prep)]
+
+    def _collect(self) -> None:
         return None
 
 
@@ -241,12 +251,16 @@ def _fit_local(ests, Xs, ys) -> list:
             f"fit_batched got data with different numbers of features {sorted(m)}; trials of "
             "one batch must share the columns"
         )
+    # What trains: each estimator itself, or its bag's members (`Trainable._members`).
+    units = [unit for est, p in zip(ests, preps) for unit in est._members(p)]
     # Trials stack when their training/validation row counts agree; others form own groups.
     groups: dict[tuple[int, int], list[int]] = {}
-    for i, p in enumerate(preps):
+    for i, (_, p) in enumerate(units):
         groups.setdefault((len(p.train_idx), len(p.val_idx)), []).append(i)
     for idx in groups.values():
-        _fit_group([ests[i] for i in idx], [preps[i] for i in idx], device)
+        _fit_group([units[i][0] for i in idx], [units[i][1] for i in idx], device)
+    for est in ests:
+        est._collect()
     return ests
 
 

@@ -1,0 +1,179 @@
+"""Bagged PiLiD / MLP (`n_bags`, `pilid.models.bagging`): averages, bands, rows, parameters."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import pytest
+from scipy.special import expit
+from sklearn.base import clone
+
+from pilid.errors import PilidError
+from pilid.models.bagging import bag_rows
+from pilid.models.fidelity import estimator_fidelity
+from pilid.models.pilid import MLPRegressor, PiLiDClassifier, PiLiDRegressor
+from pilid.train import fit_batched
+
+KW = dict(hidden_layers=[16], epochs=6, batch_size=64, random_state=3, device="cpu")
+
+
+def _true_functions(X):
+    """A hand-made additive truth: one smooth shape per feature (n, 3)."""
+    return np.column_stack([np.sin(1.5 * X[:, 0]), 0.5 * X[:, 1] ** 2, -0.8 * X[:, 2]])
+
+
+def _data(n=400, seed=0, noise=0.2):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 3))
+    y = _true_functions(X).sum(1) + noise * rng.normal(size=n)
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def data():
+    return _data()
+
+
+@pytest.fixture(scope="module")
+def bag(data):
+    X, y = data
+    return PiLiDRegressor(n_bags=4, **KW).fit(X, y)
+
+
+def test_bag_of_one_is_the_single_model(data):
+    X, y = data
+    single = PiLiDRegressor(**KW).fit(X, y)
+    one = PiLiDRegressor(n_bags=1, **KW).fit(X, y)
+    assert np.array_equal(single.predict(X), one.predict(X))
+    assert single.shape_functions().equals(one.shape_functions())
+    assert not hasattr(one, "estimators_") and list(one.shape_functions().columns) == [
+        "feature",
+        "x",
+        "value",
+    ]
+
+
+def test_bag_prediction_is_the_mean_of_its_members(data, bag):
+    X, y = data
+    assert len(bag.estimators_) == 4
+    members = np.stack([m.predict(X) for m in bag.estimators_])
+    np.testing.assert_allclose(bag.predict(X), members.mean(0), rtol=0, atol=1e-12)
+    assert members.std(0).mean() > 1e-4  # the members differ
+    # Eq. 9 stays exact for the bag: each term the mean of the members'
+    intercept, contrib, deep = bag.decompose(X)
+    np.testing.assert_allclose(intercept + contrib.sum(1) + deep, bag.predict(X), atol=1e-5)
+    member_contrib = np.stack([m.feature_contributions(X) for m in bag.estimators_])
+    np.testing.assert_allclose(bag.feature_contributions(X), member_contrib.mean(0), atol=1e-12)
+
+
+def test_bands_contain_the_mean_and_std_is_the_members_spread(bag):
+    shapes = bag.shape_functions()
+    assert list(shapes.columns) == ["feature", "x", "value", "std", "lower", "upper"]
+    values = np.stack([m.shape_functions()["value"].to_numpy() for m in bag.estimators_])
+    np.testing.assert_allclose(shapes["value"], values.mean(0), atol=1e-12)
+    np.testing.assert_allclose(shapes["std"], np.std(values, axis=0), atol=1e-12)
+    np.testing.assert_allclose(shapes["lower"], np.percentile(values, 2.5, axis=0), atol=1e-12)
+    np.testing.assert_allclose(shapes["upper"], np.percentile(values, 97.5, axis=0), atol=1e-12)
+    assert (shapes["lower"] <= shapes["value"] + 1e-12).all()
+    assert (shapes["value"] <= shapes["upper"] + 1e-12).all()
+    assert (shapes["upper"] - shapes["lower"]).max() > 0
+
+
+def test_true_shape_inside_bands_and_fidelity_not_worse():
+    X, y = _data(n=800, seed=1, noise=0.3)
+    kw = {**KW, "hidden_layers": None, "gamma": 6, "epochs": 15}
+    single = PiLiDRegressor(**kw).fit(X, y)
+    bag = PiLiDRegressor(n_bags=8, **kw).fit(X, y)
+    truth = _true_functions(X)
+    _, r2_single = estimator_fidelity(single, X, truth)
+    _, r2_bag = estimator_fidelity(bag, X, truth)
+    assert r2_bag >= r2_single - 0.02, (r2_bag, r2_single)
+    shapes = bag.shape_functions()
+    inside = []
+    for j, name in enumerate(bag._feature_names()):
+        part = shapes[shapes["feature"] == name]
+        grid = np.zeros((len(part), 3))
+        grid[:, j] = part["x"].to_numpy()
+        true = _true_functions(grid)[:, j] - truth[:, j].mean()  # centred on the fit rows
+        tol = 0.05  # the piecewise-linear fit's own bias at the points (coverage 0.62 at 0)
+        inside.append(
+            (part["lower"].to_numpy() - tol <= true) & (true <= part["upper"].to_numpy() + tol)
+        )
+    coverage = np.concatenate(inside).mean()
+    print(f"coverage {coverage:.2f}, R^2 bag {r2_bag:.4f} single {r2_single:.4f}")
+    assert coverage >= 0.6
+
+
+def test_bootstrap_rows_differ_and_are_reproducible(data, bag):
+    X, y = data
+    rows = bag.bag_rows_
+    n_train = len(rows[0])
+    assert rows.shape == (4, n_train) and n_train == 360  # 10% held out for early stopping
+    assert all(not np.array_equal(rows[0], rows[b]) for b in range(1, 4))
+    assert all(len(np.unique(r)) < n_train for r in rows)  # drawn with replacement
+    val = np.setdiff1d(np.arange(len(y)), np.unique(rows))
+    assert len(np.intersect1d(val, np.concatenate(rows))) == 0
+    again = PiLiDRegressor(n_bags=4, **KW).fit(X, y)
+    assert np.array_equal(again.bag_rows_, rows)
+    assert np.array_equal(again.predict(X), bag.predict(X))
+    other = PiLiDRegressor(n_bags=4, **{**KW, "random_state": 4}).fit(X, y)
+    assert not np.array_equal(other.bag_rows_, rows)
+    # member b does not depend on the bag's size
+    idx = np.arange(100)
+    assert np.array_equal(bag_rows(7, 2, idx)[1], bag_rows(7, 2, idx)[1])
+    assert [m.random_state for m in bag.estimators_[:2]] == [
+        bag_rows(bag.seed_, b, idx)[0] for b in range(2)
+    ]
+
+
+def test_purification_keeps_the_bags_predictions(data, bag):
+    X, y = data
+    raw = PiLiDRegressor(n_bags=4, purify=False, **KW).fit(X, y)
+    np.testing.assert_allclose(raw.predict(X), bag.predict(X), rtol=0, atol=1e-4)
+    moved = np.abs(raw.shape_functions()["value"] - bag.shape_functions()["value"]).max()
+    assert moved > 1e-3  # purification did move the deep part's main effect
+
+
+def test_classifier_bag_averages_logits(data):
+    X, y = data
+    yc = (y > np.median(y)).astype(int)
+    clf = PiLiDClassifier(n_bags=3, **KW).fit(X, yc)
+    logits = np.stack([m.decision_function(X) for m in clf.estimators_])
+    np.testing.assert_allclose(clf.decision_function(X), logits.mean(0), atol=1e-12)
+    np.testing.assert_allclose(clf.predict_proba(X)[:, 1], expit(logits.mean(0)), atol=1e-12)
+    assert set(clf.predict(X)) <= {0, 1}
+
+
+def test_mlp_bag_averages_predictions(data):
+    X, y = data
+    mlp = MLPRegressor(n_bags=3, **KW).fit(X, y)
+    members = np.stack([m.predict(X) for m in mlp.estimators_])
+    np.testing.assert_allclose(mlp.predict(X), members.mean(0), atol=1e-12)
+    assert mlp.decompose(X)[1] is None
+
+
+def test_fit_batched_trains_bags_of_several_trials(data, bag):
+    X, y = data
+    a, b = fit_batched(
+        [PiLiDRegressor(n_bags=4, **KW), PiLiDRegressor(n_bags=4, **{**KW, "random_state": 4})],
+        [X, X],
+        [y, y],
+    )
+    np.testing.assert_allclose(a.predict(X), bag.predict(X), atol=1e-4)
+    assert not np.allclose(a.predict(X), b.predict(X))
+
+
+def test_n_bags_is_a_parameter():
+    for cls in (PiLiDRegressor, PiLiDClassifier, MLPRegressor):
+        (constraint,) = cls._parameter_constraints["n_bags"]
+        assert constraint.type is numbers.Integral and constraint.left == 1
+        assert constraint.right is None
+        est = cls(n_bags=5)
+        twin = clone(est)
+        assert twin.get_params()["n_bags"] == 5 and cls().get_params()["n_bags"] == 1
+        assert twin.set_params(n_bags=2).n_bags == 2
+    X, y = _data(n=50)
+    for bad in (0, True, 1.5):
+        with pytest.raises(PilidError, match="n_bags"):
+            PiLiDRegressor(n_bags=bad, **KW).fit(X, y)
