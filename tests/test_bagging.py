@@ -177,3 +177,44 @@ def test_n_bags_is_a_parameter():
     for bad in (0, True, 1.5):
         with pytest.raises(PilidError, match="n_bags"):
             PiLiDRegressor(n_bags=bad, **KW).fit(X, y)
+
+
+def _compose_run(overrides):
+    from hydra import compose, initialize_config_dir
+
+    from pilid.config import CONF_DIR
+
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose(config_name="config", overrides=overrides)
+
+
+def test_the_runner_trains_a_bag_under_its_own_setting_id(tmp_path):
+    """model.n_bags=1 is the paper's single model (same id as before the key existed); a bag
+    gets its own id, and the runner trains and records it."""
+    from pilid.experiments import run_setting
+    from pilid.experiments.setting import setting_config, setting_id
+
+    tiny = [
+        "model=pilid",
+        "gamma=3",
+        "data.N=300",
+        "data.m=3",
+        "data.n_interactions=2",
+        "model.hidden_layers=[8,8]",
+        "train.epochs=3",
+        "train.batch_size=64",
+        "train.patience=null",
+        "trials=2",
+    ]
+    single = _compose_run([*tiny, f"results_dir={tmp_path / 'one'}"])
+    explicit = _compose_run([*tiny, "model.n_bags=1", f"results_dir={tmp_path / 'one'}"])
+    bag = _compose_run([*tiny, "model.n_bags=3", f"results_dir={tmp_path / 'bag'}"])
+    assert "n_bags" not in setting_config(single)["model"]
+    assert setting_id(single) == setting_id(explicit) != setting_id(bag)
+    assert setting_config(bag)["model"]["n_bags"] == 3
+    one, three = run_setting(single), run_setting(bag)
+    assert [r["trial"] for r in three.records] == [0, 1]
+    assert all(r["params"]["n_bags"] == 3 for r in three.records)
+    values = [r["value"] for r in three.records]
+    assert np.all(np.isfinite(values))
+    assert values != [r["value"] for r in one.records]

@@ -10,6 +10,10 @@ changes wall time (``n_jobs``) or at most the float rounding (``batched``, ``tri
 recorded in each record's ``layout``), not what is computed. ``data.verify`` and
 ``data.download`` only say how the data file is checked and fetched.
 
+A key added after records existed is left out while it holds the value that computes exactly
+what was computed before it existed (``KEYS_ADDED_AT_IDENTITY``, e.g. ``model.n_bags=1``: one
+model, no bag), so the records made before stay valid; any other value is hashed.
+
 Values are normalised first (``pilid.config.normalize_config``): ``data.N=1e3`` and
 ``data.N=1000`` are one setting, as are ``model.lam=0`` and ``model.lam=0.0``.
 """
@@ -42,6 +46,10 @@ TRAIN_BOOKKEEPING_KEYS = ("batched", "n_jobs", "trials_per_batch")
 #: Keys under ``data`` that do not change a trial's result (how the file is checked and fetched).
 DATA_BOOKKEEPING_KEYS = ("verify", "download")
 
+#: Keys added after records existed, with the value that reproduces the computation from before
+#: (left out of the hash at that value; ``tests/test_strict_runs.py`` pins the golden ids).
+KEYS_ADDED_AT_IDENTITY = {("model", "n_bags"): 1}
+
 #: Length of the hex digest kept as the id (64 bits: collisions are not a concern here).
 ID_LENGTH = 16
 
@@ -66,6 +74,10 @@ def setting_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
     data = config.get("data")
     if isinstance(data, dict):
         config["data"] = {k: v for k, v in data.items() if k not in DATA_BOOKKEEPING_KEYS}
+    for (group, key), identity in KEYS_ADDED_AT_IDENTITY.items():
+        section = config.get(group)
+        if isinstance(section, dict) and key in section and section[key] == identity:
+            section.pop(key)
     return config
 
 
