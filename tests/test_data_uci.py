@@ -15,7 +15,6 @@ import io
 import logging
 import os
 import shutil
-import socket
 import zipfile
 from pathlib import Path
 
@@ -29,21 +28,9 @@ CONF = Path(__file__).resolve().parents[1] / "conf"
 UCI_NAMES = ("bike", "bank", "spambase", "skill")
 
 
-class _NoSocket(socket.socket):
-    def __init__(self, *args, **kwargs):
-        raise AssertionError("a test opened a network socket")
-
-
 @pytest.fixture(autouse=True)
-def _no_network(monkeypatch):
-    """``download=True`` is the loaders' default: no test may reach the network, even by a
-    path that bypasses ``files._fetch``."""
-
-    def refuse(url, timeout=60.0):
-        raise AssertionError(f"test tried to download {url}")
-
-    monkeypatch.setattr(files, "_fetch", refuse)
-    monkeypatch.setattr(socket, "socket", _NoSocket)
+def _no_network(no_network):
+    """Every test here runs without the network (`conftest.no_network`)."""
 
 
 @pytest.fixture(scope="module")
