@@ -1,16 +1,18 @@
 """Checks on the command line and the composed config, each failing with one clear line.
 
-The schema of a setting is the YAML of its groups: the keys of ``conf/config.yaml`` (top level
-and ``train``), of ``conf/model/<model.name>.yaml`` and of ``conf/data/<data.name>.yaml`` plus
-the options the dataset's loader takes. ``check_config`` rejects any other key (a typo such as
-``+train.epoch=3`` would otherwise run with the defaults under a new setting id), and
-``normalize_config`` gives each value the type of its default (``data.N=1e3`` is ``1000``).
+The schema of a setting is ``pilid.schema``: typed dataclasses for the top level, ``train``,
+each dataset and each model, which Hydra composes the YAML values into (so Hydra itself refuses
+``model.gamm=3`` and ``trials=abc``; ``composition_error`` makes its message one line).
+``check_config`` runs the same schema over configs that did not come through Hydra's merge (a
+key added with ``+``, a plain dict handed to the runner) and checks the values' ranges;
+``normalize_config`` gives each value its field's type (``data.N=1e3`` is ``1000``) so that equal
+settings hash alike, and ``normalize_overrides`` does the same on the command line.
 """
 
 from __future__ import annotations
 
-import inspect
 import re
+import typing
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +21,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilid.errors import PilidError
+from pilid.schema import ESTIMATOR_TRAIN_KEYS, section_fields
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 GROUPS = ("data", "model", "experiment")
@@ -48,9 +51,84 @@ def check_overrides(args: Iterable[str], conf_dir: Path = CONF_DIR) -> None:
                 raise PilidError(f"unknown {key} {option!r}; valid choices: {', '.join(choices)}")
 
 
+def normalize_overrides(args: Iterable[str]) -> list[str]:
+    """The command line with ``data.N=1e3`` written ``data.N=1000``: a whole number typed as a
+    float, for a key whose schema type is int (Hydra's typed config would refuse the float, and
+    ``1e3`` is how people type large N). Sweeps (``data.N=5e3,1e4``) too; other values untouched.
+    """
+    from pilid.schema import whole_number_keys
+
+    keys = whole_number_keys()
+    out = []
+    for arg in args:
+        key, _, value = arg.partition("=")
+        if arg.startswith("-") or not _ or key.lstrip("+~") not in keys:
+            out.append(arg)
+            continue
+        out.append(f"{key}={','.join(_whole(part) for part in value.split(','))}")
+    return out
+
+
+def _whole(text: str) -> str:
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    if number.is_integer() and not re.fullmatch(r"\s*[+-]?\d+\s*", text):
+        return str(int(number))
+    return text
+
+
+def composition_error(error: BaseException, overrides: Iterable[str] = ()) -> PilidError:
+    """Hydra's multi-line composition error (``Could not override 'model.gamm'``, ``Error
+    merging override trials=abc``) as one line that names the key and the fix (``overrides``:
+    the command line's, to repeat the value typed)."""
+    cause = error.__cause__ or error
+    full_key = str(getattr(cause, "full_key", "") or "")
+    message = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
+    if full_key and type(cause).__name__ in ("ConfigAttributeError", "ConfigKeyError"):
+        section, _, key = full_key.rpartition(".")
+        if section in SECTIONS or not section:
+            name = _schema_name(getattr(cause, "object_type", None))
+            return PilidError(unknown_key_message(section or None, key, {section: {"name": name}}))
+    if full_key and type(cause).__name__ == "ValidationError":
+        value = getattr(cause, "value", None)
+        shown = f"={value!r}" if value is not None else ""
+        kind = next((fix for word, fix in _KINDS.items() if word in message), "<value>")
+        return PilidError(f"{full_key}{shown} is invalid: {message}; use {full_key}={kind}")
+    already = re.search(r"An item is already at '([\w.]+)'", message)
+    if already:
+        key = already[1]
+        typed = {a.partition("=")[0].lstrip("+~"): a.partition("=")[2] for a in overrides}
+        return PilidError(
+            f"{key} is already in the config; set it without the '+': "
+            f"{key}={typed.get(key) or '<value>'}"
+        )
+    first = str(error).splitlines()[0] if str(error) else message
+    return PilidError(f"{first} {message}".strip() if first != message else message)
+
+
+#: The fix for OmegaConf's "could not be converted to <type>", in the command line's words.
+_KINDS = {
+    "to Integer": "<a whole number>",
+    "to Float": "<a number>",
+    "bool": "true|false",
+    "to String": "<text>",
+}
+
+
+def _schema_name(schema: Any) -> str | None:
+    from pilid.schema import SCHEMAS
+
+    for options in SCHEMAS.values():
+        for name, cls in options.items():
+            if cls is schema:
+                return name
+    return None
+
+
 # -- schema ------------------------------------------------------------------------------------
 SECTIONS = ("model", "data", "train")
-_REFERENCE = re.compile(r"^\$\{([\w.]+)\}$")
 
 
 @lru_cache(maxsize=64)
@@ -62,101 +140,90 @@ def _yaml(path: Path) -> dict[str, Any]:
 
 
 def base_defaults(conf_dir: Path = CONF_DIR) -> dict[str, Any]:
-    """The top-level keys of ``conf/config.yaml`` with their defaults (``train`` a dict)."""
+    """The top-level values of ``conf/config.yaml`` (``train`` a dict): the run's defaults."""
     return _yaml(Path(conf_dir) / "config.yaml")
 
 
-def section_defaults(config: Mapping[str, Any], section: str, conf_dir: Path = CONF_DIR):
-    """The valid keys of ``model``/``data``/``train`` with their defaults, or None if unknown.
-
-    ``model``: the keys of ``conf/model/<model.name>.yaml``; ``data``: those of
-    ``conf/data/<data.name>.yaml`` plus the options of the dataset's loader (with its
-    defaults); ``train``: the ``train`` keys of ``conf/config.yaml``.
-    """
-    base = base_defaults(conf_dir)
+def section_types(config: Mapping[str, Any], section: str) -> dict[str, Any] | None:
+    """The valid keys of ``model``/``data``/``train`` with their types (``pilid.schema``), or
+    None for a ``model``/``data`` whose ``name`` has no schema."""
     if section == "train":
-        return dict(base.get("train") or {})
+        return section_fields("train")
     node = config.get(section)
     name = node.get("name") if isinstance(node, Mapping) else None
-    if not isinstance(name, str):
-        return None
-    path = Path(conf_dir) / section / f"{name}.yaml"
-    if not path.is_file():
-        return None
-    defaults = dict(_yaml(path))
-    if section == "data":
-        from pilid.data import DATASETS
-
-        spec = DATASETS.get(name)
-        if spec is not None:
-            for parameter in inspect.signature(spec.loader).parameters.values():
-                if parameter.name != "data_dir":
-                    defaults.setdefault(parameter.name, parameter.default)
-    for key, value in defaults.items():  # model.gamma: ${gamma} takes the type of gamma
-        match = _REFERENCE.match(value) if isinstance(value, str) else None
-        if match and match[1] in base:
-            defaults[key] = base[match[1]]
-    return defaults
+    return section_fields(section, name) if isinstance(name, str) else None
 
 
-def _coerce(value: Any, default: Any) -> Any:
-    """``value`` in the type of ``default`` when that loses nothing (1e3 -> 1000, 0 -> 0.0)."""
-    if isinstance(value, bool) or isinstance(default, bool):
+def _coerce(value: Any, annotation: Any) -> Any:
+    """``value`` in the type ``annotation`` when that loses nothing (1e3 -> 1000, 0 -> 0.0)."""
+    if isinstance(value, bool):
         return value
-    if isinstance(default, int) and isinstance(value, float) and value.is_integer():
+    kinds = set(typing.get_args(annotation)) or {annotation}
+    if int in kinds and isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(default, float) and isinstance(value, int):
+    if float in kinds and isinstance(value, int):
         return float(value)
-    if isinstance(default, list) and isinstance(value, list) and default:
-        kinds = {type(d) for d in default}
-        if len(kinds) == 1:
-            return [_coerce(v, default[0]) for v in value]
+    for kind in kinds:
+        if typing.get_origin(kind) is list and isinstance(value, list):
+            (item,) = typing.get_args(kind)
+            return [_coerce(v, item) for v in value]
     return value
 
 
 def normalize_config(config: dict[str, Any], conf_dir: Path = CONF_DIR) -> dict[str, Any]:
-    """A copy of a resolved config whose values have the types of their defaults.
+    """A copy of a resolved config whose values have the types of their schema fields.
 
     ``data.N=1e3`` becomes ``1000`` and ``model.lam=0`` becomes ``0.0``, so that equal settings
-    hash to one setting id. A value of another kind (a string for a number, ...) is left as it
-    is for the checks to reject.
+    hash to one setting id (Hydra's composition already types the values; this covers configs
+    handed to the runner as plain dicts). A value of another kind (a string for a number, ...)
+    is left as it is for the checks to reject.
     """
     out = dict(config)
-    base = base_defaults(conf_dir)
+    top = section_fields("run")
     for key, value in config.items():
-        if key not in SECTIONS and key in base:
-            out[key] = _coerce(value, base[key])
+        if key not in SECTIONS and key in top:
+            out[key] = _coerce(value, top[key])
     for section in SECTIONS:
         node = config.get(section)
-        defaults = section_defaults(config, section, conf_dir)
-        if isinstance(node, Mapping) and defaults:
-            out[section] = {k: _coerce(v, defaults.get(k)) for k, v in node.items()}
+        types = section_types(config, section)
+        if isinstance(node, Mapping) and types:
+            out[section] = {k: _coerce(v, types.get(k, Any)) for k, v in node.items()}
     return out
+
+
+def unknown_key_message(section: str | None, key: str, config: Mapping[str, Any]) -> str:
+    """The one line for a key the schema lacks: ``unknown key model.gamm for model 'pilid';
+    valid keys: ...`` (``section`` None: the top level)."""
+    if section is None:
+        valid = [k for k in section_fields("run") if k not in ("train", "model", "data")]
+        valid += ["train", "model", "data"]
+        return f"unknown key {key!r} at the top level; valid keys: {', '.join(valid)}"
+    types = section_types(config, section) or {}
+    node = config.get(section)
+    what = f"{section} {node.get('name')!r}" if section != "train" else "train"
+    return (
+        f"unknown key {section}.{key} for {what}; valid keys: "
+        f"{', '.join(k for k in types if k != 'name')} (check the spelling: "
+        f"{section}.<key>=<value>)"
+    )
 
 
 def check_keys(config: Mapping[str, Any], conf_dir: Path = CONF_DIR) -> None:
     """Reject keys under ``model``, ``data`` and ``train`` (and at the top) that the schema
-    does not have, listing the valid ones."""
-    base = base_defaults(conf_dir)
-    valid = [k for k in base if k not in ("hydra", "train")] + ["train", "model", "data"]
-    unknown = sorted(k for k in config if k not in valid and k not in ("hydra", "experiment"))
+    does not have, listing the valid ones. Hydra rejects most of them when it composes; a key
+    added with ``+`` (``+model.gamm=3``) and a plain dict handed to the runner get here."""
+    top = section_fields("run")
+    unknown = sorted(k for k in config if k not in top and k not in ("hydra", "experiment"))
     if unknown:
-        raise PilidError(
-            f"unknown key {unknown[0]!r} at the top level; valid keys: {', '.join(valid)}"
-        )
+        raise PilidError(unknown_key_message(None, unknown[0], config))
     for section in SECTIONS:
         node = config.get(section)
-        defaults = section_defaults(config, section, conf_dir)
-        if not isinstance(node, Mapping) or defaults is None:
+        types = section_types(config, section)
+        if not isinstance(node, Mapping) or types is None:
             continue
-        bad = sorted(k for k in node if k not in defaults)
+        bad = sorted(k for k in node if k not in types)
         if bad:
-            what = f"{section} {node.get('name')!r}" if section != "train" else "train"
-            raise PilidError(
-                f"unknown key {section}.{bad[0]} for {what}; valid keys: "
-                f"{', '.join(k for k in defaults if k != 'name')} (check the spelling: "
-                f"{section}.<key>=<value>)"
-            )
+            raise PilidError(unknown_key_message(section, bad[0], config))
 
 
 def check_config(cfg: DictConfig | Mapping[str, Any]) -> None:
@@ -212,7 +279,7 @@ def check_config(cfg: DictConfig | Mapping[str, Any]) -> None:
 
 
 #: Keys of ``train`` handed to the estimators with the model config (minus ``name``).
-TRAIN_PARAM_KEYS = ("epochs", "batch_size", "lr", "optimizer", "patience", "val_fraction")
+TRAIN_PARAM_KEYS = ESTIMATOR_TRAIN_KEYS
 
 
 def model_params(config: Mapping[str, Any]) -> dict[str, Any]:

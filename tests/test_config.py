@@ -7,7 +7,13 @@ import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from pilid.config import CONF_DIR, check_config, check_overrides, group_options
+from pilid.config import (
+    CONF_DIR,
+    check_config,
+    check_overrides,
+    composition_error,
+    group_options,
+)
 from pilid.device import resolve_device
 from pilid.errors import PilidError
 
@@ -73,10 +79,16 @@ def test_data_dir_default_follows_the_environment(monkeypatch, tmp_path):
     ],
 )
 def test_bad_values_fail_with_one_line(overrides, fragment):
-    cfg = _compose(overrides)
-    with pytest.raises(PilidError) as info:
-        check_config(cfg)
-    message = str(info.value)
+    """A wrongly typed value (gamma=2.5) is refused by Hydra's typed config when it composes,
+    a value out of range (gamma=0) by check_config: either way one line naming the value."""
+    try:
+        cfg = _compose(overrides)
+    except Exception as error:
+        message = str(composition_error(error, overrides))
+    else:
+        with pytest.raises(PilidError) as info:
+            check_config(cfg)
+        message = str(info.value)
     assert fragment in message and "\n" not in message
 
 

@@ -243,10 +243,15 @@ def test_simulation_experiments_select_the_demo_generator(experiment, method, la
 
 def test_generator_option_on_the_command_line_and_a_typo_fails_with_one_line(tmp_path):
     plain = _compose([])
-    demo = _compose(["+data.generator=demo"])
+    demo = _compose(["data.generator=demo"])
     check_config(demo)
     assert setting_id(demo) != setting_id(plain)  # demo runs never fill the default's cells
-    assert "generator" not in plain.data  # no new key by default: its setting ids stay as they were
+    # the key is listed since the typed configs, and left out of the id at its default, so the
+    # setting ids from before it was listed stay as they were
+    assert plain.data.generator == "legendre"
+    without = OmegaConf.to_container(plain, resolve=True)
+    del without["data"]["generator"]
+    assert setting_id(plain) == setting_id(without)
     with pytest.raises(PilidError) as info:
         check_config(_compose(["+data.generatr=demo"]))
     message = str(info.value)

@@ -20,7 +20,17 @@ ROOT = Path(__file__).resolve().parents[1]
 #: public facade: it imports nothing from pilid when imported (its names resolve on first use),
 #: so every layer may import it (for `__version__`).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("pilid", "pilid.errors", "pilid.device", "pilid.tasks", "pilid.streams")),
+    (
+        "base",
+        (
+            "pilid",
+            "pilid.errors",
+            "pilid.device",
+            "pilid.tasks",
+            "pilid.streams",
+            "pilid.schema",
+        ),
+    ),
     ("data", ("pilid.data",)),
     ("nn", ("pilid.nn",)),
     ("train", ("pilid.train",)),

@@ -33,6 +33,7 @@ def _params(name: str, **overrides) -> dict:
     top = _top_config()
     params = yaml.safe_load((CONF / "model" / f"{name}.yaml").read_text())
     params.pop("name")
+    params.pop("defaults", None)  # names the schema (pilid/schema.py), not a parameter
     if params.get("gamma") == "${gamma}":  # the run's gamma shortcut interpolates into model.gamma
         params["gamma"] = top["gamma"]
     params.update({k: top["train"][k] for k in TRAIN_KEYS if k in top["train"]})

@@ -27,7 +27,10 @@ TRAIN = {"epochs": 3, "batch_size": 64, "lr": 0.005, "optimizer": "adam", "patie
 
 
 def _model_yaml(name: str) -> dict:
-    return yaml.safe_load((CONF_DIR / "model" / f"{name}.yaml").read_text())
+    """The model's keys and values (its defaults list, which names the schema, left out)."""
+    config = yaml.safe_load((CONF_DIR / "model" / f"{name}.yaml").read_text())
+    config.pop("defaults", None)
+    return config
 
 
 def _pairwise_auc(y, s):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hydra import compose, initialize_config_dir
 
-from pilid.config import CONF_DIR, check_config, normalize_config
+from pilid.config import CONF_DIR, check_config, normalize_config, normalize_overrides
 from pilid.errors import PilidError
 from pilid.experiments import ResultStore, run_setting
 from pilid.experiments import runner as runner_module
@@ -75,7 +75,7 @@ def test_every_experiment_setting_passes_the_key_check():
 
 
 def test_loader_options_are_valid_data_keys():
-    check_config(_compose("+data.interaction_share=0.3", "+data.degree=5"))
+    check_config(_compose("data.interaction_share=0.3", "data.degree=5"))
     check_config(_compose("data=skill", "data.verify=false", "data.download=false"))
 
 
@@ -90,9 +90,56 @@ def test_loader_options_are_valid_data_keys():
     ],
 )
 def test_equal_values_give_one_setting_id(a, b):
+    # the command line writes a whole number typed as a float as an int (the schema's type)
+    (a,) = normalize_overrides([a])
     assert setting_id(_compose(a)) == setting_id(_compose(b))
     config = normalize_config(_resolved(_compose(a)))
     assert config == normalize_config(_resolved(_compose(b)))
+
+
+def test_plain_dict_values_are_normalised_to_the_schema_types():
+    config = _resolved(_compose())
+    config["data"]["N"], config["model"]["lam"], config["trials"] = 1e3, 0, 20.0
+    normalized = normalize_config(config)
+    assert normalized["data"]["N"] == 1000 and type(normalized["data"]["N"]) is int
+    assert normalized["model"]["lam"] == 0.0 and type(normalized["model"]["lam"]) is float
+    assert type(normalized["trials"]) is int
+    assert setting_id(config) == setting_id(_compose("data.N=1000", "model.lam=0.0"))
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["data.N=1e3"], ["data.N=1000"]),
+        (["data.N=5e3,1e4"], ["data.N=5000,10000"]),
+        (["data.N=2.5"], ["data.N=2.5"]),  # not a whole number: the schema refuses it
+        (["model.lam=1e3"], ["model.lam=1e3"]),  # a float key stays as typed
+        (["-m", "gamma=5.0", "data=skill"], ["-m", "gamma=5", "data=skill"]),
+    ],
+)
+def test_command_line_whole_numbers_are_written_as_ints(argv, expected):
+    assert normalize_overrides(argv) == expected
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [
+        (["model.gamm=3"], "unknown key model.gamm for model 'pilid'; valid keys: sigma"),
+        (["trials=abc"], "trials='abc' is invalid"),
+        (["force=maybe"], "use force=true|false"),
+        (["data=bank", "data.N=5"], "unknown key data.N for data 'bank'"),
+        (["+data.degree=5"], "set it without the '+': data.degree=5"),
+    ],
+)
+def test_hydra_refuses_what_the_schema_lacks_in_one_line(args, fragment):
+    """The typed configs make Hydra refuse these when it composes; the CLI's pre-check turns its
+    several lines into one (no training, no Hydra app)."""
+    from pilid.run import check_composition
+
+    with pytest.raises(PilidError) as info:
+        check_composition(args)
+    message = str(info.value)
+    assert fragment in message and "\n" not in message
 
 
 def _resolved(cfg):

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from omegaconf import OmegaConf
 
-from pilid.config import check_config
+from pilid.config import check_config, composition_error
 from pilid.errors import PilidError
 
 
@@ -27,11 +27,16 @@ class CheckedSweeper(BasicSweeper):
         assert self.hydra_context is not None and self.config is not None
         containers = []
         for overrides in batch:
-            cfg = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
-            container = OmegaConf.to_container(cfg, resolve=False)
-            container.pop("hydra", None)
-            containers.append(container)
             try:
+                try:
+                    cfg = self.hydra_context.config_loader.load_sweep_config(
+                        self.config, list(overrides)
+                    )
+                except Exception as error:  # the schema refused a key or a value's type
+                    raise composition_error(error, overrides) from error
+                container = OmegaConf.to_container(cfg, resolve=False)
+                container.pop("hydra", None)
+                containers.append(container)
                 check_config(container)
             except PilidError as error:
                 where = " ".join(overrides) or "the base config"

@@ -48,7 +48,15 @@ DATA_BOOKKEEPING_KEYS = ("verify", "download")
 
 #: Keys added after records existed, with the value that reproduces the computation from before
 #: (left out of the hash at that value; ``tests/test_strict_runs.py`` pins the golden ids).
-KEYS_ADDED_AT_IDENTITY = {("model", "n_bags"): 1}
+KEYS_ADDED_AT_IDENTITY = {
+    ("model", "n_bags"): 1,
+    # the synthetic loader's options that conf/data/synthetic.yaml lists since its schema
+    ("data", "interaction_share"): 0.2,
+    ("data", "logit_scale"): 1.0,
+    ("data", "degree"): 10,
+    ("data", "interaction_degree"): 3,
+    ("data", "generator"): "legendre",
+}
 
 #: Length of the hex digest kept as the id (64 bits: collisions are not a concern here).
 ID_LENGTH = 16

@@ -29,6 +29,7 @@ import numpy as np
 
 from pilid.errors import PilidError
 from pilid.models.params import ParamError, one_line, validate_params
+from pilid.schema import ESTIMATOR_TRAIN_KEYS
 from pilid.tasks import METRIC_LABELS, TASKS
 
 __all__ = [
@@ -284,8 +285,8 @@ MODELS: dict[str, ModelSpec] = {
 }
 
 
-#: `train.*` keys the runner merges into `params` (`pilid.experiments.runner.TRAIN_PARAM_KEYS`).
-TRAIN_KEYS = ("epochs", "batch_size", "lr", "optimizer", "patience", "val_fraction")
+#: `train.*` keys the runner merges into `params` (the neural estimators' training parameters).
+TRAIN_KEYS = ESTIMATOR_TRAIN_KEYS
 #: Constructor keys that come from top-level settings rather than from `model.*`.
 _TOP_LEVEL_KEYS = {
     "verbose": "verbose",
