@@ -12,6 +12,8 @@ __version__ = "0.1.0"
 _LAZY = {
     "PiLiDRegressor": "pilid.models.pilid",
     "PiLiDClassifier": "pilid.models.pilid",
+    "PiLiDRegressorCV": "pilid.models.pilid_cv",
+    "PiLiDClassifierCV": "pilid.models.pilid_cv",
     "MLPRegressor": "pilid.models.pilid",
     "MLPClassifier": "pilid.models.pilid",
     "PiLiBRegressor": "pilid.models.pilib",

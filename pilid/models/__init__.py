@@ -2,7 +2,8 @@
 
 Families, one module each:
 
-- `pilid`: PiLiD (Section 3) and the MLP baseline; `pilib`: PiLiB (Section 3.3); `nit`: NIT.
+- `pilid`: PiLiD (Section 3) and the MLP baseline; `pilid_cv`: PiLiD with gamma and lambda
+  chosen by inner cross-validation; `pilib`: PiLiB (Section 3.3); `nit`: NIT.
   Their shared base is `neural` (`NeuralEstimator`), the gated-block machinery of PiLiB and NIT
   is `gated`; they train through `pilid.train.fit_batched`.
 - Baselines of Section 4: `svm`, `gam`, `ga2m`, `ga` (random forest and linear/logistic

@@ -1,0 +1,308 @@
+"""PiLiD with gamma and lambda chosen by inner cross-validation, as `LogisticRegressionCV` does.
+
+`PiLiDRegressorCV` / `PiLiDClassifierCV` pick the number of pieces per feature gamma
+(Definition 1 of Guo et al., IJCAI 2020) and the penalty weight lambda of the objective (Eq. 11)
+from a grid, by K-fold cross-validation on the rows passed to `fit` alone (scikit-learn's
+`GridSearchCV`), then refit `pilid.models.pilid.PiLiDRegressor` / `PiLiDClassifier` with the best
+pair on all of those rows. Prediction and the interpretation API (`shape_functions`,
+`feature_contributions`, `plot_shapes`, `decompose`) are the refit model's (`best_estimator_`).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import replace
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.metrics import get_scorer_names
+from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
+from sklearn.utils import get_tags
+from sklearn.utils._param_validation import HasMethods
+from sklearn.utils.validation import check_is_fitted
+
+from pilid.errors import PilidError
+from pilid.models.ga2m import N_JOBS
+from pilid.models.inputs import binary_target
+from pilid.models.params import ParamError, Satisfies, Whole, validate_params
+from pilid.models.pilid import PiLiDClassifier, PiLiDRegressor
+from pilid.nn.piecewise import is_pieces
+
+__all__ = ["PiLiDClassifierCV", "PiLiDRegressorCV"]
+
+#: The searched parameters (the grid's keys) and the CV estimator's parameter holding each grid.
+_GRID = {"gamma": "gammas", "lam": "lams"}
+_FITTED = (
+    "best_estimator_",
+    "best_index_",
+    "best_params_",
+    "best_score_",
+    "cv_results_",
+    "gamma_",
+    "lam_",
+    "n_splits_",
+    "scorer_",
+)
+
+
+def _grid(values, valid) -> bool:
+    """A non-empty flat sequence (not a string) whose every entry is `valid`."""
+    if isinstance(values, str | bytes | dict) or np.ndim(values) != 1:
+        return False
+    values = list(values)
+    return len(values) > 0 and all(valid(v) for v in values)
+
+
+def _penalty(value) -> bool:
+    return (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, bool | np.bool_)
+        and bool(np.isfinite(value))
+        and value >= 0
+    )
+
+
+GAMMAS = Satisfies(
+    lambda v: _grid(v, is_pieces),
+    "a non-empty list of numbers of pieces per feature, whole numbers >= 1, e.g. [1, 5, 10, 20]",
+)
+LAMS = Satisfies(
+    lambda v: _grid(v, _penalty),
+    "a non-empty list of finite penalty weights >= 0, e.g. [1e-05, 0.001, 0.1]",
+)
+SCORER_NAME = Satisfies(
+    lambda v: isinstance(v, str) and v in get_scorer_names(),
+    "a scorer name of sklearn.metrics.get_scorer_names() such as 'r2' or 'roc_auc'",
+)
+
+
+class PiLiDCVBase(BaseEstimator):
+    """Shared by `PiLiDRegressorCV` and `PiLiDClassifierCV`; see their docstrings."""
+
+    _estimator_class: type = PiLiDRegressor
+    _default_scoring = "neg_mean_squared_error"
+    _splitter_class: type = KFold
+
+    _parameter_constraints: dict = {
+        "gammas": [GAMMAS],
+        "lams": [LAMS],
+        "cv": [Whole(2), HasMethods(["split", "get_n_splits"])],
+        "scoring": [SCORER_NAME, callable, None],
+        "n_jobs": [*N_JOBS, None],
+        "random_state": ["random_state"],
+        "estimator_params": [dict, None],
+    }
+
+    def __init__(
+        self,
+        gammas=(1, 5, 10, 20),
+        lams=(1e-5, 1e-3, 1e-1),
+        cv=3,
+        scoring=None,
+        n_jobs=None,
+        random_state=None,
+        estimator_params=None,
+    ):
+        self.gammas = gammas
+        self.lams = lams
+        self.cv = cv
+        self.scoring = scoring
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.estimator_params = estimator_params
+
+    # ------------------------------------------------------------ the search
+    def _estimator(self):
+        """The wrapped PiLiD with `estimator_params` and `random_state` (gamma, lam: defaults)."""
+        return self._estimator_class(
+            **(self.estimator_params or {}), random_state=self.random_state
+        )
+
+    def _check_params(self) -> None:
+        """Check every parameter, and those of `estimator_params` for the wrapped PiLiD, before
+        anything trains; a bad one raises `ParamError` (one line: the key and the fix)."""
+        validate_params(self)
+        params = dict(self.estimator_params or {})
+        name = self._estimator_class.__name__
+        searched = sorted(set(params) & {*_GRID, "random_state"})
+        if searched:
+            key = searched[0]
+            where = _GRID.get(key, key)
+            raise ParamError(
+                "estimator_params",
+                params,
+                f"{key!r} is set by {type(self).__name__}; pass it as {where}= instead",
+                f"estimator_params may not hold {key!r}: {type(self).__name__} sets it; pass "
+                f"{where}=... instead",
+            )
+        unknown = sorted(set(params) - set(self._estimator_class._get_param_names()))
+        if unknown:
+            raise ParamError(
+                "estimator_params",
+                params,
+                f"its keys must be parameters of {name}",
+                f"estimator_params has {unknown[0]!r}, which is no parameter of {name}; use "
+                f"keys of {name}().get_params(), e.g. hidden_layers, epochs, knots",
+            )
+        try:
+            self._estimator()._check_params()
+        except ParamError as error:
+            raise error.renamed(f"estimator_params[{error.key!r}]") from None
+
+    def _splitter(self):
+        if isinstance(self.cv, numbers.Integral):
+            return self._splitter_class(
+                n_splits=int(self.cv), shuffle=True, random_state=self.random_state
+            )
+        return self.cv
+
+    def _check_target(self, y) -> None:
+        """Refuse a target the wrapped PiLiD refuses before the folds are drawn (classification:
+        the labels' one-line errors, not the splitter's)."""
+
+    def fit(self, X, y):
+        """Choose (gamma, lam) by `cv`-fold cross-validation on (X, y), then refit the wrapped
+        PiLiD with them on all of (X, y). Returns self."""
+        self._check_params()
+        if y is None:
+            raise PilidError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
+        self._check_target(y)
+        for attr in _FITTED:
+            self.__dict__.pop(attr, None)
+        grid = {key: list(getattr(self, attr)) for key, attr in _GRID.items()}
+        search = GridSearchCV(
+            self._estimator(),
+            grid,
+            scoring=self._default_scoring if self.scoring is None else self.scoring,
+            n_jobs=self.n_jobs,
+            refit=True,
+            cv=self._splitter(),
+            error_score="raise",  # a bad X or y: the wrapped PiLiD's one-line error, not NaN
+        ).fit(X, y)
+        self.cv_results_ = search.cv_results_
+        self.best_index_ = int(search.best_index_)
+        self.best_params_ = {key: search.best_params_[key] for key in _GRID}
+        self.best_score_ = float(search.best_score_)
+        self.best_estimator_ = search.best_estimator_
+        self.n_splits_ = int(search.n_splits_)
+        self.scorer_ = search.scorer_
+        self.gamma_ = self.best_params_["gamma"]
+        self.lam_ = self.best_params_["lam"]
+        return self
+
+    # ------------------------------------------------ the refit model's API
+    def __sklearn_is_fitted__(self) -> bool:
+        return "best_estimator_" in self.__dict__
+
+    def _fitted(self):
+        check_is_fitted(self)
+        return self.best_estimator_
+
+    @property
+    def n_features_in_(self) -> int:
+        if not self.__sklearn_is_fitted__():
+            raise AttributeError(f"{type(self).__name__} has no n_features_in_ before fit")
+        return self.best_estimator_.n_features_in_
+
+    @property
+    def feature_names_in_(self) -> np.ndarray:
+        if not self.__sklearn_is_fitted__():
+            raise AttributeError(f"{type(self).__name__} has no feature_names_in_ before fit")
+        return self.best_estimator_.feature_names_in_  # AttributeError: X had no column names
+
+    def predict(self, X) -> np.ndarray:
+        """`best_estimator_.predict`."""
+        return self._fitted().predict(X)
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """`best_estimator_.score`: R^2 (regression) or accuracy (classification)."""
+        return self._fitted().score(X, y, sample_weight=sample_weight)
+
+    def decompose(self, X):
+        """`best_estimator_.decompose`: Eq. (9) term by term (intercept, contributions, deep)."""
+        return self._fitted().decompose(X)
+
+    def feature_contributions(self, X) -> np.ndarray:
+        """`best_estimator_.feature_contributions`: u_j(x_ij), (n, m)."""
+        return self._fitted().feature_contributions(X)
+
+    def shape_functions(self):
+        """`best_estimator_.shape_functions`: tidy DataFrame (`feature`, `x`, `value`)."""
+        return self._fitted().shape_functions()
+
+    def plot_shapes(self, features=None, ax=None, ncols: int = 4):
+        """`best_estimator_.plot_shapes`: one panel per feature's u_j; returns the axes."""
+        return self._fitted().plot_shapes(features=features, ax=ax, ncols=ncols)
+
+
+class _WrappedTags:
+    """The wrapped PiLiD's tags (input, determinism, binary only) on top of the task mixin's;
+    first in the bases, since `ClassifierMixin` resets `classifier_tags`."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self._estimator_class(random_state=self.random_state))
+        tags.input_tags = replace(inner.input_tags)
+        tags.non_deterministic = inner.non_deterministic  # random_state None: folds and seeds
+        if tags.classifier_tags is not None and inner.classifier_tags is not None:
+            tags.classifier_tags = replace(inner.classifier_tags)
+        return tags
+
+
+_CV_DOC = """
+    Parameters:
+    gammas: the numbers of pieces per feature gamma to try (Definition 1) [1-20].
+    lams: the penalty weights lam of lam * Omega (Eq. 11) to try.
+    cv: number of folds (an int >= 2: {splitter}(shuffle=True, random_state=random_state)) or
+        a scikit-learn splitter; the folds come only from the X, y given to `fit`.
+    scoring: the score maximised over the grid (a scorer name or callable); None: {scoring}.
+    n_jobs: parallel fits of `GridSearchCV` (None: 1).
+    random_state: seeds the folds and every PiLiD fit (the search's and the refit's).
+    estimator_params: any other parameters of {name} (e.g. hidden_layers, epochs, knots,
+        device), passed to every fit; not gamma, lam or random_state.
+
+    After `fit`: `best_params_` ({{"gamma": ..., "lam": ...}}, also as `gamma_` and `lam_`),
+    `best_score_` (its mean score over the folds), `best_index_`, `cv_results_` (GridSearchCV's;
+    `pandas.DataFrame(cv_results_)` has one row per grid point), `n_splits_`, `scorer_` and
+    `best_estimator_`: the {name} with the best pair, refit on all rows of (X, y). Prediction,
+    `score`, `decompose`, `feature_contributions`, `shape_functions`, `plot_shapes`,
+    `n_features_in_` and `feature_names_in_` are the refit model's.
+    """
+
+
+class PiLiDRegressorCV(_WrappedTags, RegressorMixin, PiLiDCVBase):
+    __doc__ = (
+        "PiLiD regression with gamma and lam chosen by inner cross-validation."
+        + _CV_DOC.format(splitter="KFold", scoring="neg_mean_squared_error", name="PiLiDRegressor")
+    )
+
+
+class PiLiDClassifierCV(_WrappedTags, ClassifierMixin, PiLiDCVBase):
+    __doc__ = (
+        "PiLiD binary classification with gamma and lam chosen by inner cross-validation."
+        + _CV_DOC.format(splitter="StratifiedKFold", scoring="roc_auc", name="PiLiDClassifier")
+        + "    `classes_`, `decision_function` and `predict_proba` are the refit model's too.\n"
+    )
+
+    _estimator_class = PiLiDClassifier
+    _default_scoring = "roc_auc"
+    _splitter_class = StratifiedKFold
+
+    def _check_target(self, y) -> None:
+        binary_target(self._estimator(), y)  # "Unknown label type" / binary only, one line
+
+    @property
+    def classes_(self) -> np.ndarray:
+        if not self.__sklearn_is_fitted__():
+            raise AttributeError(f"{type(self).__name__} has no classes_ before fit")
+        return self.best_estimator_.classes_
+
+    def decision_function(self, X) -> np.ndarray:
+        """`best_estimator_.decision_function`: the logit of `classes_[1]`."""
+        return self._fitted().decision_function(X)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """`best_estimator_.predict_proba`: [P(classes_[0]), P(classes_[1])]."""
+        return self._fitted().predict_proba(X)
