@@ -127,6 +127,16 @@ def test_worker_processes_give_the_same_trials():
         )
 
 
+def test_hyper_parameters_are_compared_by_content_not_spelling():
+    X, y = _problem(0, n=120)
+    kwargs = dict(gamma=2, epochs=2, patience=None, random_state=0)
+    a = PiLiDRegressor(hidden_layers=(8, 4), **kwargs)
+    b = PiLiDRegressor(hidden_layers=[8, 4], **kwargs).set_params(random_state=1)
+    fitted = fit_batched([a, b], [X, X], [y, y])  # one setting: trained as one ensemble
+    alone = PiLiDRegressor(hidden_layers=(8, 4), **{**kwargs, "random_state": 1}).fit(X, y)
+    np.testing.assert_allclose(fitted[1].predict(X), alone.predict(X), atol=1e-4)
+
+
 def test_fit_batched_rejects_mixed_settings():
     X, y = _problem(0)
     with pytest.raises(PilidError, match="same hyper-parameters"):

@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "pilid.tasks",
             "pilid.streams",
             "pilid.schema",
+            "pilid.parallel",
         ),
     ),
     ("data", ("pilid.data",)),
@@ -37,7 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("models", ("pilid.models",)),
     (
         "experiments",
-        ("pilid.experiments", "pilid.config", "pilid.parallel", "pilid.run", "hydra_plugins"),
+        ("pilid.experiments", "pilid.config", "pilid.run", "hydra_plugins"),
     ),
     ("report", ("pilid.report",)),
 )

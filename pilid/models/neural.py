@@ -86,7 +86,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
     * ``_has_additive``: False drops the piecewise-linear component (MLP, NIT).
     * ``_build_deep(n_features, seeds)``: default the paper's MLP (`hidden_layers`, `sigma`).
     * ``_extra_loss(model, x) -> (T,)``: a per-trial penalty added in phases with
-      ``penalty=True`` (not overridden: no penalty). ``model`` is the `PiLiDEnsemble`.
+      ``penalty=True`` (None, the default: no penalty). ``model`` is the `PiLiDEnsemble`.
     * ``_phases() -> list[Phase]``: the training schedule (default: one phase of ``epochs``
       epochs with early stopping).
     * ``_regularized(name) -> bool``: parameters that get ``lam * Omega`` (Eq. 11).
@@ -136,9 +136,6 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         return any(name == f"additive.{g}" for g in groups if g in ("w", "b", "omega"))
 
     def _train_config(self, n_trials: int) -> TrainConfig:
-        extra = None
-        if type(self)._extra_loss is not Trainable._extra_loss:
-            extra = self._extra_loss
         return TrainConfig(
             task=self._task,
             lr=float(self.lr),
@@ -148,7 +145,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             reg=getattr(self, "reg", "l2"),
             lam=float(getattr(self, "lam", 0.0)),
             regularized=self._regularized,
-            extra_loss=extra,
+            extra_loss=self._extra_loss,  # returns None where there is no extra term
             verbose=bool(self.verbose),
             desc=f"{type(self).__name__} x{n_trials}",
         )

@@ -264,9 +264,25 @@ def _fit_local(ests, Xs, ys) -> list:
     return ests
 
 
-def _worker(ests, Xs, ys):
-    torch.set_num_threads(1)
-    return _fit_local(ests, Xs, ys)
+def _fit_chunk(job):
+    """One worker's share of `fit_batched`: (chunk index, its estimators fitted)."""
+    index, ests, Xs, ys = job
+    return index, _fit_local(ests, Xs, ys)
+
+
+def _canonical(value):
+    """A hyper-parameter value compared by content: tuples as lists, arrays as nested lists."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _canonical(v) for k, v in value.items()}
+    return value
+
+
+def _same_params(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(_canonical(a[k]) == _canonical(b[k]) for k in a)
 
 
 def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1) -> list:
@@ -275,7 +291,9 @@ def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1) -> list:
 
     Trial t equals, within float tolerance, ``clone(estimators[t]).fit(Xs[t], ys[t])``.
     ``n_jobs`` > 1 splits the trials over that many one-thread worker processes (CPU), each
-    training its share as an ensemble.
+    training its share as an ensemble (the pool of `pilid.parallel`, which the runner uses too:
+    workers never outlive the caller). Hyper-parameters are compared by content, so
+    ``hidden_layers=(16, 8)`` and ``[16, 8]`` are the same setting.
     """
     estimators = list(estimators)
     Xs, ys = list(Xs), list(ys)
@@ -292,7 +310,7 @@ def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1) -> list:
     ref = {k: v for k, v in estimators[0].get_params(deep=False).items() if k != "random_state"}
     for est in estimators[1:]:
         params = {k: v for k, v in est.get_params(deep=False).items() if k != "random_state"}
-        if type(est) is not cls or repr(params) != repr(ref):
+        if type(est) is not cls or not _same_params(params, ref):
             raise PilidError(
                 "fit_batched needs estimators of one class with the same hyper-parameters "
                 "(only random_state may differ); fit the others separately"
@@ -300,14 +318,17 @@ def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1) -> list:
     n_jobs = 1 if n_jobs is None else int(n_jobs)
     if n_jobs <= 1 or len(estimators) == 1:
         return _fit_local(estimators, Xs, ys)
-    from joblib import Parallel, delayed
+    import contextlib
+
+    from pilid.parallel import imap_processes
 
     chunks = [c for c in np.array_split(np.arange(len(estimators)), n_jobs) if len(c)]
-    results = Parallel(n_jobs=len(chunks), backend="loky")(
-        delayed(_worker)([estimators[i] for i in c], [Xs[i] for i in c], [ys[i] for i in c])
-        for c in chunks
-    )
-    for c, fitted in zip(chunks, results):
-        for i, f in zip(c, fitted):
-            estimators[i].__dict__.update(f.__dict__)
+    jobs = [
+        (k, [estimators[i] for i in c], [Xs[i] for i in c], [ys[i] for i in c])
+        for k, c in enumerate(chunks)
+    ]
+    with contextlib.closing(imap_processes(_fit_chunk, jobs, len(chunks))) as results:
+        for k, fitted in results:
+            for i, f in zip(chunks[k], fitted):
+                estimators[i].__dict__.update(f.__dict__)
     return estimators

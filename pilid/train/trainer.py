@@ -232,8 +232,11 @@ def train_ensemble(
             loss = task
             if l1_params:
                 loss = loss + cfg.lam * l1_penalty(l1_params)
+            extra = None
             if pen_mask is not None and cfg.extra_loss is not None:
-                loss = loss + cfg.extra_loss(model, xb) * pen_mask
+                extra = cfg.extra_loss(model, xb)  # None: the estimator adds no penalty
+            if extra is not None:
+                loss = loss + extra * pen_mask
             opt.zero_grad(set_to_none=True)
             loss.sum().backward()
             opt.step()
