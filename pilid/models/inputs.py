@@ -189,16 +189,17 @@ class InputMixin:
 
     def _validate_X(self, X, fit: bool) -> np.ndarray:
         X, auto = self._encode_frame(X, fit)
-        try:
-            X = validate_data(
-                self, X, reset=fit, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1
-            )
-        except ValueError as e:
-            if "features" in str(e) and "expecting" in str(e):
+        expected = getattr(self, "n_features_in_", None)
+        shape = getattr(X, "shape", None)  # arrays and frames; sklearn checks other inputs
+        if not fit and expected is not None and shape is not None and len(shape) == 2:
+            if shape[1] != expected:
                 raise PilidError(
-                    " ".join(str(e).split()) + " Pass the columns used in fit."
-                ) from None
-            raise
+                    f"X has {shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{expected} features as input. Pass the columns used in fit."
+                )
+        X = validate_data(
+            self, X, reset=fit, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1
+        )
         if not np.isfinite(X).all():
             bad = int((~np.isfinite(X)).sum())
             raise PilidError(

@@ -154,8 +154,3 @@ class GatedBlocks(nn.Module):
     def block_features(self) -> torch.Tensor:
         """Boolean (T, B, m): which features each block uses under its deterministic gates."""
         return self.gates.active()
-
-    def weight_parameters(self) -> list[nn.Parameter]:
-        """The block weights and biases (everything but the gates), for the Omega penalty."""
-        params = [*self.weights, *self.biases, self.out_weight]
-        return params + ([self.out_bias] if self.out_bias is not None else [])

@@ -101,7 +101,3 @@ class EnsembleMLP(nn.Module):
         for w, b in zip(self.weights, self.biases):
             h = torch.relu(torch.baddbmm(b, h, w))
         return torch.baddbmm(self.out_b, h, self.out_w).squeeze(-1)
-
-    def flops_per_row(self) -> int:
-        """Multiply-adds of one forward pass for one row and one trial."""
-        return sum(w.shape[1] * w.shape[2] for w in self.weights) + self.out_w.shape[1]
