@@ -197,3 +197,34 @@ CHECK_GRID = dict(gammas=(2,), lams=(1e-3,), cv=2, random_state=0)  # 3 fits a f
 def test_sklearn_checks(estimator, check):
     """All of scikit-learn's estimator checks (only its array-API check skips itself)."""
     check(estimator)
+
+
+def test_networks_are_searched_with_the_additive_part_alone_among_them():
+    """`networks` adds hidden_layers to the grid (None: no MLP); the choice is again the argmax
+    of an independent cross_val_score, and best_params_ names the chosen network."""
+    X, y = _data("regression", n=120)
+    rest = {k: v for k, v in FAST.items() if k != "hidden_layers"}
+    networks = [None, (8,)]
+    model = PiLiDRegressorCV(
+        gammas=(1,), lams=(1e-4,), networks=networks, cv=3, random_state=SEED,
+        estimator_params=rest,
+    ).fit(X, y)  # fmt: skip
+    splitter = KFold(n_splits=3, shuffle=True, random_state=SEED)
+    means = [
+        cross_val_score(
+            PiLiDRegressor(gamma=1, lam=1e-4, hidden_layers=net, random_state=SEED, **rest),
+            X,
+            y,
+            cv=splitter,
+            scoring="neg_mean_squared_error",
+        ).mean()  # fmt: skip
+        for net in networks
+    ]
+    np.testing.assert_allclose(model.cv_results_["mean_test_score"], means, rtol=0, atol=1e-12)
+    assert model.best_params_ == {
+        "gamma": 1, "lam": 1e-4, "hidden_layers": networks[int(np.argmax(means))]
+    }  # fmt: skip
+    with pytest.raises(ValueError, match="networks"):
+        PiLiDRegressorCV(networks=[(0,)]).fit(X, y)
+    with pytest.raises(ValueError, match="hidden_layers"):
+        PiLiDRegressorCV(networks=[None], estimator_params={"hidden_layers": (4,)}).fit(X, y)

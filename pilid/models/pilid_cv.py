@@ -70,6 +70,30 @@ LAMS = Satisfies(
     lambda v: _grid(v, _penalty),
     "a non-empty list of finite penalty weights >= 0, e.g. [1e-05, 0.001, 0.1]",
 )
+
+
+def _network(value) -> bool:
+    """None (the additive component alone) or a non-empty sequence of layer sizes >= 1."""
+    if value is None:
+        return True
+    if isinstance(value, str | bytes | dict) or np.ndim(value) != 1 or len(value) == 0:
+        return False
+    return all(
+        isinstance(v, numbers.Integral) and not isinstance(v, bool | np.bool_) and v >= 1
+        for v in value
+    )
+
+
+NETWORKS = Satisfies(
+    lambda v: (
+        not isinstance(v, str | bytes | dict)
+        and isinstance(v, list | tuple)
+        and len(v) > 0
+        and all(_network(n) for n in v)
+    ),
+    "a non-empty list of hidden_layers values, each None (the additive part alone) or layer "
+    "sizes >= 1, e.g. [None, (64, 32)]",
+)
 SCORER_NAME = Satisfies(
     lambda v: isinstance(v, str) and v in get_scorer_names(),
     "a scorer name of sklearn.metrics.get_scorer_names() such as 'r2' or 'roc_auc'",
@@ -86,6 +110,7 @@ class PiLiDCVBase(BaseEstimator):
     _parameter_constraints: dict = {
         "gammas": [GAMMAS],
         "lams": [LAMS],
+        "networks": [NETWORKS, None],
         "cv": [Whole(2), HasMethods(["split", "get_n_splits"])],
         "scoring": [SCORER_NAME, callable, None],
         "n_jobs": [*N_JOBS, None],
@@ -97,6 +122,7 @@ class PiLiDCVBase(BaseEstimator):
         self,
         gammas=(1, 5, 10, 20),
         lams=(1e-5, 1e-3, 1e-1),
+        networks=None,
         cv=3,
         scoring=None,
         n_jobs=None,
@@ -105,6 +131,7 @@ class PiLiDCVBase(BaseEstimator):
     ):
         self.gammas = gammas
         self.lams = lams
+        self.networks = networks
         self.cv = cv
         self.scoring = scoring
         self.n_jobs = n_jobs
@@ -118,16 +145,21 @@ class PiLiDCVBase(BaseEstimator):
             **(self.estimator_params or {}), random_state=self.random_state
         )
 
+    def _grid_keys(self) -> dict[str, str]:
+        """The searched PiLiD parameters and the parameter holding each one's values."""
+        return {**_GRID, **({"hidden_layers": "networks"} if self.networks is not None else {})}
+
     def _check_params(self) -> None:
         """Check every parameter, and those of `estimator_params` for the wrapped PiLiD, before
         anything trains; a bad one raises `ParamError` (one line: the key and the fix)."""
         validate_params(self)
         params = dict(self.estimator_params or {})
         name = self._estimator_class.__name__
-        searched = sorted(set(params) & {*_GRID, "random_state"})
+        grid_keys = self._grid_keys()
+        searched = sorted(set(params) & {*grid_keys, "random_state"})
         if searched:
             key = searched[0]
-            where = _GRID.get(key, key)
+            where = grid_keys.get(key, key)
             raise ParamError(
                 "estimator_params",
                 params,
@@ -171,7 +203,8 @@ class PiLiDCVBase(BaseEstimator):
         self._check_target(y)
         for attr in _FITTED:
             self.__dict__.pop(attr, None)
-        grid = {key: list(getattr(self, attr)) for key, attr in _GRID.items()}
+        grid_keys = self._grid_keys()
+        grid = {key: list(getattr(self, attr)) for key, attr in grid_keys.items()}
         search = GridSearchCV(
             self._estimator(),
             grid,
@@ -183,7 +216,7 @@ class PiLiDCVBase(BaseEstimator):
         ).fit(X, y)
         self.cv_results_ = search.cv_results_
         self.best_index_ = int(search.best_index_)
-        self.best_params_ = {key: search.best_params_[key] for key in _GRID}
+        self.best_params_ = {key: search.best_params_[key] for key in grid_keys}
         self.best_score_ = float(search.best_score_)
         self.best_estimator_ = search.best_estimator_
         self.n_splits_ = int(search.n_splits_)
@@ -255,6 +288,9 @@ _CV_DOC = """
     Parameters:
     gammas: the numbers of pieces per feature gamma to try (Definition 1) [1-20].
     lams: the penalty weights lam of lam * Omega (Eq. 11) to try.
+    networks: None (default: not searched) or the `hidden_layers` values to try, None among
+        them for the additive component alone (with gamma=1 a linear/logistic model), e.g.
+        [None, (64, 32)] lets small data choose a model without the MLP.
     cv: number of folds (an int >= 2: {splitter}(shuffle=True, random_state=random_state)) or
         a scikit-learn splitter; the folds come only from the X, y given to `fit`.
     scoring: the score maximised over the grid (a scorer name or callable); None: {scoring}.
@@ -263,7 +299,8 @@ _CV_DOC = """
     estimator_params: any other parameters of {name} (e.g. hidden_layers, epochs, knots,
         device), passed to every fit; not gamma, lam or random_state.
 
-    After `fit`: `best_params_` ({{"gamma": ..., "lam": ...}}, also as `gamma_` and `lam_`),
+    After `fit`: `best_params_` ({{"gamma": ..., "lam": ...}}, also as `gamma_` and `lam_`, plus
+    "hidden_layers" when `networks` is searched),
     `best_score_` (its mean score over the folds), `best_index_`, `cv_results_` (GridSearchCV's;
     `pandas.DataFrame(cv_results_)` has one row per grid point), `n_splits_`, `scorer_` and
     `best_estimator_`: the {name} with the best pair, refit on all rows of (X, y). Prediction,
