@@ -3,9 +3,11 @@
 One dataclass per config file: ``RunConfig`` (``conf/config.yaml``, with ``TrainConfig`` for
 ``train``), one per dataset (``conf/data/<name>.yaml``) and one per model
 (``conf/model/<name>.yaml``). Each YAML file names its schema first in its defaults list
-(``- schema_pilid``), so Hydra composes the YAML's values into the dataclass and itself rejects
-a key the dataclass lacks (``model.gamm=3``, ``+train.epoch=3``) and a value of the wrong type
-(``trials=abc``); ``pilid.run`` turns those errors into the command line's one-line form.
+(``- /schema/model/pilid@_here_``), so Hydra composes the YAML's values into the dataclass and
+itself rejects a key the dataclass lacks (``model.gamm=3``) and a value of the wrong type
+(``trials=abc``); ``pilid.run`` turns those errors into the command line's one-line form. A key
+added with ``+`` (``+train.epoch=3``) gets past Hydra (it force-adds) and is refused by
+``pilid.config.check_config`` from the same schema.
 
 The values (the defaults a run uses) live once, in the YAML files; the dataclasses hold only the
 keys and their types (every field is ``MISSING`` until a YAML file sets it). The same schemas
@@ -281,10 +283,10 @@ SCHEMAS: dict[str, dict[str, type]] = {
         "svm": SVMModel,
     },
 }
-#: The name under which a group option's schema is stored (``conf/model/pilid.yaml``'s
-#: defaults list starts with ``- schema_pilid``); the primary config's is ``schema_config``.
-SCHEMA_PREFIX = "schema_"
-CONFIG_SCHEMA = SCHEMA_PREFIX + "config"
+#: Where a group option's schema is stored: ``conf/model/pilid.yaml``'s defaults list starts
+#: with ``- /schema/model/pilid@_here_``; the primary config's with ``- pilid_schema``.
+SCHEMA_GROUP = "schema"
+CONFIG_SCHEMA = "pilid_schema"
 
 
 def section_fields(section: str, name: str | None = None) -> dict[str, Any] | None:

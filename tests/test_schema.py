@@ -9,7 +9,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from pilid.config import CONF_DIR, group_options
-from pilid.schema import SCHEMA_PREFIX, SCHEMAS, RunConfig, TrainConfig, whole_number_keys
+from pilid.schema import SCHEMA_GROUP, SCHEMAS, RunConfig, TrainConfig, whole_number_keys
 
 
 def _compose(*overrides):
@@ -22,7 +22,7 @@ def test_every_config_file_has_a_schema_and_names_it(group):
     assert sorted(SCHEMAS[group]) == group_options(group)
     for name in SCHEMAS[group]:
         loaded = OmegaConf.to_container(OmegaConf.load(CONF_DIR / group / f"{name}.yaml"))
-        assert loaded["defaults"][0] == SCHEMA_PREFIX + name
+        assert loaded["defaults"][0] == f"/{SCHEMA_GROUP}/{group}/{name}@_here_"
         fields = {f.name for f in dataclasses.fields(SCHEMAS[group][name])}
         assert set(loaded) - {"defaults"} == fields, f"{group}/{name}.yaml vs its schema"
 
