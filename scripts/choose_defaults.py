@@ -33,6 +33,7 @@ SMALL = (64, 32)
 #: name -> PiLiD keyword arguments (beyond random_state); "cv" marks the inner-CV estimator.
 CANDIDATES = {
     "paper": {},
+    "additive_gamma1": {"gamma": 1, "hidden_layers": None},  # PiLiD's linear model, no MLP
     "quantile": {"knots": "quantile"},
     "quantile_small": {"knots": "quantile", "hidden_layers": SMALL},
     "quantile_bag8": {"knots": "quantile", "n_bags": 8},
