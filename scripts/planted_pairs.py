@@ -15,6 +15,8 @@ is exact.
 
     OMP_NUM_THREADS=1 python scripts/planted_pairs.py --lambda0 default 0.1 0.05 \\
         --out results/studies/planted_pairs.csv
+    OMP_NUM_THREADS=1 python scripts/planted_pairs.py --warmup-epochs default 20 40 \\
+        --first-seed 5 --out results/studies/planted_pairs_warmup.csv
 """
 
 from __future__ import annotations
@@ -85,15 +87,23 @@ def main() -> None:
         default=[None],
         help="PiLiB's gate penalty lambda0 to try ('default': the estimator's own)",
     )
+    parser.add_argument(
+        "--warmup-epochs",
+        type=lambda v: None if v == "default" else int(v),
+        nargs="+",
+        default=[None],
+        help="PiLiB's gate warm-up epochs to try ('default': the estimator's own)",
+    )
+    parser.add_argument("--first-seed", type=int, default=0)
     args = parser.parse_args()
     rows = []
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         X, y, kinds = planted_data(seed, args.n)
         planted = set(kinds.values())
         results, seconds = {}, {}
-        for lambda0 in args.lambda0:
-            name = "pilib" if lambda0 is None else f"pilib_lambda0={lambda0:g}"
-            params = {} if lambda0 is None else {"lambda0": lambda0}
+        for lambda0, warmup in itertools.product(args.lambda0, args.warmup_epochs):
+            params = {k: v for k, v in (("lambda0", lambda0), ("warmup_epochs", warmup)) if v}
+            name = "_".join(["pilib", *(f"{k}={v:g}" for k, v in params.items())])
             started = time.perf_counter()
             model = PiLiBRegressor(random_state=seed, **params).fit(X, y)
             results[name] = pairs_of(model.interactions_(min_order=2))

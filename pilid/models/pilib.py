@@ -23,7 +23,12 @@ Training (Algorithm 2; `pilid.models.gated`, shared with NIT), each trial on its
   losing real effects. Measured on 8 seeds of a 10-feature synthetic problem with two weak pairs:
   at lambda0=0.3, 6 of 8 runs kept exactly the true pairs without warm-up and 8 of 8 with 10
   epochs (at the default lambda0=0.2 both 8 of 8); NIT without warm-up lost a main effect in 2
-  of 4 seeds. `warmup_epochs=0` gives the paper's schedule.
+  of 4 seeds. `warmup_epochs=0` gives the paper's schedule. The default is 40 (issue 14,
+  `scripts/planted_pairs.py`): with a planted `cos(2 x_a x_b)` and `max(x_c, x_d)` among 10
+  features with strong main effects, 10 warm-up epochs kept only the `max` pair's block (the
+  `cos` pair found in 1 of 10 seeds), 40 kept exactly the two planted pairs in 5 of 5 held-out
+  seeds (20: 3 of 5), no false pair in either. The paper's configs pin their own value
+  (`conf/model/pilib.yaml`: 10), so this default changes no recorded setting.
 * Phase 1 ("gates"): everything trains with the gate penalty (the additive part, like the
   blocks' weights, with `lam * Omega`; the gates never get Omega). The phase ends when the
   maximum expected order max_i k_i <= K (the paper's test), the deterministic masks 1(z_det != 0)
@@ -81,7 +86,7 @@ class PiLiBBase(ShapeMixin, BlockModel):
         block_layers=(16, 8),
         lambda0=0.2,
         gate_lr_scale=10.0,
-        warmup_epochs=10,
+        warmup_epochs=40,
         phase1_epochs=400,
         mask_patience=10,
         init_prob=0.9,
