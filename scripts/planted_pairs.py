@@ -14,8 +14,8 @@ Reported per seed: planted pairs recovered (each kind apart), false pairs, and w
 is exact.
 
     OMP_NUM_THREADS=1 python scripts/planted_pairs.py --lambda0 default 0.1 0.05 \\
-        --out results/studies/planted_pairs.csv
-    OMP_NUM_THREADS=1 python scripts/planted_pairs.py --warmup-epochs default 20 40 \\
+        --warmup-epochs 10 40 --out results/studies/planted_pairs.csv
+    OMP_NUM_THREADS=1 python scripts/planted_pairs.py --warmup-epochs 10 20 40 \\
         --first-seed 5 --out results/studies/planted_pairs_warmup.csv
 """
 
