@@ -272,6 +272,7 @@ SCHEMAS: dict[str, dict[str, type]] = {
     },
     "model": {
         "ga": GAModel,
+        "ebm": GA2MModel,  # the same estimator with InterpretML's own defaults
         "ga2m": GA2MModel,
         "gam": GAMModel,
         "linear": LinearModel,

@@ -45,8 +45,9 @@ class GA2MBase(BaseEstimator):
     functions are bagged, cyclically boosted shallow trees; the pairs are ranked by FAST on the
     residuals of the main-effect model. `interactions=0` gives the additive model alone (a GAM).
     The defaults are chosen for speed on 2-16 cores (EBM's own, 14 outer bags and 5x/3x m pairs,
-    take minutes to hours on 50 features); `None` for `learning_rate`, `smoothing_rounds` and
-    `interaction_smoothing_rounds` keeps EBM's task defaults.
+    take minutes to hours on 50 features); `None` for `interactions`, `learning_rate`,
+    `smoothing_rounds` and `interaction_smoothing_rounds` keeps EBM's task defaults (for
+    `interactions`: 5x the number of features for regression, 3x for classification).
     """
 
     _ebm_class = "ExplainableBoostingRegressor"
@@ -124,6 +125,7 @@ class GA2MBase(BaseEstimator):
         categorical = categorical_mask(self.categorical_features, n_features, names)
         feature_types = ["nominal" if c else None for c in categorical]
         optional = {
+            "interactions": inter,
             "learning_rate": self.learning_rate,
             "smoothing_rounds": _int_or_none(self.smoothing_rounds),
             "interaction_smoothing_rounds": _int_or_none(self.interaction_smoothing_rounds),
@@ -134,7 +136,6 @@ class GA2MBase(BaseEstimator):
         return getattr(glassbox, self._ebm_class)(
             feature_names=None if names is None else [str(n) for n in names],
             feature_types=feature_types,
-            interactions=inter,
             outer_bags=int(self.outer_bags),
             inner_bags=int(self.inner_bags),
             max_bins=int(self.max_bins),

@@ -277,6 +277,11 @@ MODELS: dict[str, ModelSpec] = {
             label="GA2M",
         ),
         ModelSpec(
+            "ebm",
+            _builder("ebm", _ga2m, rename=_CORES),
+            label="EBM (InterpretML defaults)",
+        ),
+        ModelSpec(
             "ga",
             _builder("ga", _ga, rename=_CORES),
             label="GA",
