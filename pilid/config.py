@@ -21,7 +21,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilid.errors import PilidError
-from pilid.schema import ESTIMATOR_TRAIN_KEYS, section_fields
+from pilid.schema import ESTIMATOR_TRAIN_KEYS, SCHEMAS, section_fields, whole_number_keys
 
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 GROUPS = ("data", "model", "experiment")
@@ -56,8 +56,6 @@ def normalize_overrides(args: Iterable[str]) -> list[str]:
     float, for a key whose schema type is int (Hydra's typed config would refuse the float, and
     ``1e3`` is how people type large N). Sweeps (``data.N=5e3,1e4``) too; other values untouched.
     """
-    from pilid.schema import whole_number_keys
-
     keys = whole_number_keys()
     out = []
     for arg in args:
@@ -118,8 +116,6 @@ _KINDS = {
 
 
 def _schema_name(schema: Any) -> str | None:
-    from pilid.schema import SCHEMAS
-
     for options in SCHEMAS.values():
         for name, cls in options.items():
             if cls is schema:
@@ -170,7 +166,7 @@ def _coerce(value: Any, annotation: Any) -> Any:
     return value
 
 
-def normalize_config(config: dict[str, Any], conf_dir: Path = CONF_DIR) -> dict[str, Any]:
+def normalize_config(config: dict[str, Any]) -> dict[str, Any]:
     """A copy of a resolved config whose values have the types of their schema fields.
 
     ``data.N=1e3`` becomes ``1000`` and ``model.lam=0`` becomes ``0.0``, so that equal settings
@@ -208,7 +204,7 @@ def unknown_key_message(section: str | None, key: str, config: Mapping[str, Any]
     )
 
 
-def check_keys(config: Mapping[str, Any], conf_dir: Path = CONF_DIR) -> None:
+def check_keys(config: Mapping[str, Any]) -> None:
     """Reject keys under ``model``, ``data`` and ``train`` (and at the top) that the schema
     does not have, listing the valid ones. Hydra rejects most of them when it composes; a key
     added with ``+`` (``+model.gamm=3``) and a plain dict handed to the runner get here."""

@@ -351,11 +351,7 @@ def versions() -> dict[str, str]:
 
 
 def _check_keys(config: Mapping[str, Any]) -> None:
+    """The keys a run cannot do without (their values are checked by `check_config`)."""
     for key in ("trials", "seed", "results_dir", "data", "model"):
         if key not in config or config[key] is None:
             raise PilidError(f"the config has no {key!r}; compose it from conf/config.yaml")
-    trials = config["trials"]
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise PilidError(f"trials={trials!r} is invalid; use a whole number >= 1 (the paper: 20)")
-    if isinstance(config["seed"], bool) or not isinstance(config["seed"], int):
-        raise PilidError(f"seed={config['seed']!r} is invalid; use a whole number")
