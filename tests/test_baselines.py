@@ -145,6 +145,22 @@ def test_ga2m_without_interactions_is_additive_and_with_them_finds_the_pair():
     assert mse[1] < 0.8 * mse[0]
 
 
+def test_ga2m_interactions_none_keeps_ebms_own_task_default():
+    """`model=ebm` sets interactions: null; EBM then uses its own default (5x m regression,
+    3x m classification), read from InterpretML's signature, not restated here."""
+    import inspect
+
+    from interpret.glassbox import ExplainableBoostingClassifier, ExplainableBoostingRegressor
+
+    for ours, theirs in (
+        (GA2MRegressor, ExplainableBoostingRegressor),
+        (GA2MClassifier, ExplainableBoostingClassifier),
+    ):
+        default = inspect.signature(theirs).parameters["interactions"].default
+        assert ours(interactions=None)._ebm(4).interactions == default
+        assert ours(interactions=3)._ebm(4).interactions == 3
+
+
 def test_ga2m_is_repeatable_and_scikit_learn_compatible():
     X, y, f = _additive_data(300, seed=8)
     labels = (f > np.median(f)).astype(int)
