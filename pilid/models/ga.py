@@ -16,11 +16,11 @@ from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from pilid.errors import PilidError
-from pilid.models.ga2m import N_JOBS, GA2MBase, GA2MRegressor
+from pilid.models.ga2m import GA2MBase, GA2MRegressor
 from pilid.models.gam import GAMBase, GAMRegressor
 from pilid.models.inputs import binary_target
 from pilid.models.outputs import LogitClassifierMixin
-from pilid.models.params import Choice, ParamError, validate_params
+from pilid.models.params import N_JOBS, Choice, ParamError, validate_params
 from pilid.models.pilid import MLPBase, MLPClassifier, MLPRegressor
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 

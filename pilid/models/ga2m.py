@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from pilid.models.inputs import binary_target, categorical_mask
 from pilid.models.outputs import LogitClassifierMixin
-from pilid.models.params import Number, Satisfies, Whole, is_whole, validate_params
+from pilid.models.params import N_JOBS, Number, Satisfies, Whole, is_whole, validate_params
 
 __all__ = ["GA2MClassifier", "GA2MRegressor"]
 
@@ -30,8 +30,6 @@ def _times_features(value) -> bool:
 
 
 TIMES = Satisfies(_times_features, "a str such as '3x' (3 times the number of features)")
-#: joblib's cores: -1 (all), -2 (all but one), ... or a whole number >= 1; 0 is no count.
-N_JOBS = [Whole(None, -1, closed="right"), Whole(1)]
 
 
 def _int_or_none(value):

@@ -146,3 +146,8 @@ def validate_params(estimator) -> None:
         key = match.group(1)
         value = estimator.get_params(deep=False).get(key)
         raise ParamError(key, value, match.group(2)) from None
+
+
+#: joblib's process count (`n_jobs` of EBM, of GridSearchCV): -1 (all cores), -2 (all but one),
+#: ... or a whole number >= 1; 0 is no count.
+N_JOBS = [Whole(None, -1, closed="right"), Whole(1)]

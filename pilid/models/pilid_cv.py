@@ -22,9 +22,8 @@ from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted
 
 from pilid.errors import PilidError
-from pilid.models.ga2m import N_JOBS
 from pilid.models.inputs import binary_target
-from pilid.models.params import ParamError, Satisfies, Whole, validate_params
+from pilid.models.params import N_JOBS, ParamError, Satisfies, Whole, validate_params
 from pilid.models.pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.nn.piecewise import is_pieces
 
