@@ -128,6 +128,11 @@ def _lines(path) -> int:
         return 0
 
 
+def _default_sigint() -> None:
+    # a shell starts a job with Ctrl-C at its default action, whatever the test process has
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(command):
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     return subprocess.Popen(
@@ -137,6 +142,7 @@ def _start(command):
         text=True,
         env=env,
         start_new_session=True,  # its own process group, like a job under a shell or Slurm
+        preexec_fn=_default_sigint,
     )
 
 

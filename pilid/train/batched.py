@@ -265,8 +265,9 @@ def _fit_local(ests, Xs, ys) -> list:
 
 
 def _fit_chunk(job):
-    """One worker's share of `fit_batched`: (chunk index, its estimators fitted)."""
+    """One worker's share of `fit_batched`: (chunk index, its estimators fitted), one thread."""
     index, ests, Xs, ys = job
+    torch.set_num_threads(1)
     return index, _fit_local(ests, Xs, ys)
 
 
@@ -291,9 +292,10 @@ def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1) -> list:
 
     Trial t equals, within float tolerance, ``clone(estimators[t]).fit(Xs[t], ys[t])``.
     ``n_jobs`` > 1 splits the trials over that many one-thread worker processes (CPU), each
-    training its share as an ensemble (the pool of `pilid.parallel`, which the runner uses too:
-    workers never outlive the caller). Hyper-parameters are compared by content, so
-    ``hidden_layers=(16, 8)`` and ``[16, 8]`` are the same setting.
+    training its share as an ensemble (joblib's loky workers: unlike the runner's spawn pool,
+    `pilid.parallel`, they work from a script without a ``__main__`` guard and from a notebook).
+    Hyper-parameters are compared by content, so ``hidden_layers=(16, 8)`` and ``[16, 8]`` are
+    the same setting.
     """
     estimators = list(estimators)
     Xs, ys = list(Xs), list(ys)
@@ -318,17 +320,16 @@ def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1) -> list:
     n_jobs = 1 if n_jobs is None else int(n_jobs)
     if n_jobs <= 1 or len(estimators) == 1:
         return _fit_local(estimators, Xs, ys)
-    import contextlib
-
-    from pilid.parallel import imap_processes
+    from joblib import Parallel, delayed
 
     chunks = [c for c in np.array_split(np.arange(len(estimators)), n_jobs) if len(c)]
     jobs = [
         (k, [estimators[i] for i in c], [Xs[i] for i in c], [ys[i] for i in c])
         for k, c in enumerate(chunks)
     ]
-    with contextlib.closing(imap_processes(_fit_chunk, jobs, len(chunks))) as results:
-        for k, fitted in results:
-            for i, f in zip(chunks[k], fitted):
-                estimators[i].__dict__.update(f.__dict__)
+    for k, fitted in Parallel(n_jobs=len(chunks), backend="loky")(
+        delayed(_fit_chunk)(job) for job in jobs
+    ):
+        for i, f in zip(chunks[k], fitted):
+            estimators[i].__dict__.update(f.__dict__)
     return estimators
