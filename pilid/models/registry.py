@@ -279,7 +279,7 @@ MODELS: dict[str, ModelSpec] = {
         ModelSpec(
             "ebm",
             _builder("ebm", _ga2m, rename=_CORES),
-            label="EBM (InterpretML defaults)",
+            label="EBM (InterpretML defaults)",  # not in the paper: the stronger EBM of issue 14
         ),
         ModelSpec(
             "ga",
