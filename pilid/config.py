@@ -315,8 +315,11 @@ def _resolved_enough(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def _check_gamma(gamma) -> None:
+    if gamma == "auto":  # model.gamma of model=pilid_lib: a rule of the training rows
+        return
     if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
         raise PilidError(
             f"gamma={gamma!r} is invalid; the number of pieces per feature must be a whole "
-            "number >= 1 (gamma=1 is a linear model; the paper uses 1, 5, 10, 15, 20)"
+            "number >= 1 (gamma=1 is a linear model; the paper uses 1, 5, 10, 15, 20); "
+            "model=pilid_lib also takes model.gamma=auto"
         )

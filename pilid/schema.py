@@ -161,6 +161,13 @@ class PiLiDModel(MLPModel):
 
 
 @dataclass
+class PiLiDLibModel(PiLiDModel):
+    """PiLiD with the library's defaults: gamma may be "auto" (a rule of the training rows)."""
+
+    gamma: Any = MISSING  # a whole number >= 1 or "auto"
+
+
+@dataclass
 class GatedModel(ModelConfig):
     """The gated blocks of NIT and PiLiB (Section 3.3)."""
 
@@ -280,6 +287,7 @@ SCHEMAS: dict[str, dict[str, type]] = {
         "nit": NITModel,
         "pilib": PiLiBModel,
         "pilid": PiLiDModel,
+        "pilid_lib": PiLiDLibModel,
         "rf": RFModel,
         "svm": SVMModel,
     },

@@ -4,10 +4,13 @@ Candidates (knot rule, MLP size, bagging, inner-CV choice of gamma and lambda) a
 3-fold cross-validation on scikit-learn's bundled breast-cancer (AUC) and diabetes (R^2) data and
 on synthetic data of both generators with known shapes (R^2 / AUC); the UCI sets (skill,
 spambase, bank, bike) are never read, so choosing a default here cannot tune on their test
-splits. Writes one row per (data, candidate, fold) to ``--out`` (CSV; ``--only`` replaces those
-candidates' rows and keeps the others) and prints the means.
+splits. Writes one row per (data, candidate, fold) to ``--out`` (CSV; a run replaces the rows of
+the (data, candidate) pairs it ran and keeps the others) and prints the means.
 
     OMP_NUM_THREADS=1 python scripts/choose_defaults.py --out results/studies/defaults.csv
+    # n_bags and the MLP at a larger size, on the synthetic sets only:
+    OMP_NUM_THREADS=1 python scripts/choose_defaults.py --n-synthetic 20000 \
+        --sets synthetic_legendre synthetic_demo --only linear paper quantile_small ...
 """
 
 from __future__ import annotations
@@ -37,25 +40,66 @@ CANDIDATES = {
     "quantile": {"knots": "quantile"},
     "quantile_small": {"knots": "quantile", "hidden_layers": SMALL},
     "quantile_bag8": {"knots": "quantile", "n_bags": 8},
+    "quantile_small_bag4": {"knots": "quantile", "hidden_layers": SMALL, "n_bags": 4},
     "quantile_small_bag8": {"knots": "quantile", "hidden_layers": SMALL, "n_bags": 8},
+    "quantile_small_bag16": {"knots": "quantile", "hidden_layers": SMALL, "n_bags": 16},
+    "quantile_small_bag16_lam1e-3": {
+        "knots": "quantile",
+        "hidden_layers": SMALL,
+        "n_bags": 16,
+        "lam": 1e-3,
+    },
+    "quantile_tiny_bag16": {"knots": "quantile", "hidden_layers": (16,), "n_bags": 16},
+    "additive_quantile_bag16": {"knots": "quantile", "hidden_layers": None, "n_bags": 16},
+    "quantile_small_bag16_gamma2_lam1e-3": {
+        "knots": "quantile",
+        "hidden_layers": SMALL,
+        "n_bags": 16,
+        "lam": 1e-3,
+        "gamma": 2,
+    },
+    "quantile_small_bag16_gamma3_lam1e-3": {
+        "knots": "quantile",
+        "hidden_layers": SMALL,
+        "n_bags": 16,
+        "lam": 1e-3,
+        "gamma": 3,
+    },
+    "quantile_small_bag16_lam1e-2": {
+        "knots": "quantile",
+        "hidden_layers": SMALL,
+        "n_bags": 16,
+        "lam": 1e-2,
+    },
     "cv_quantile_small": {"cv": True, "knots": "quantile", "hidden_layers": SMALL},
     # gamma, lambda and the network (none: the additive part alone) chosen by inner CV
     "cv_quantile_networks": {"cv": True, "knots": "quantile", "networks": (None, SMALL)},
 }
 
 
-def datasets(n_synthetic: int):
-    """(name, task, X, y) of the study: never a UCI set of the paper."""
-    X, y = load_breast_cancer(return_X_y=True)
-    yield "breast_cancer", "classification", X, y
-    X, y = load_diabetes(return_X_y=True)
-    yield "diabetes", "regression", X, y
+DEFAULT_N_SYNTHETIC = 4000
+SETS = ("breast_cancer", "diabetes", "synthetic_legendre", "synthetic_demo")
+
+
+def datasets(n_synthetic: int, sets=SETS):
+    """(name, task, X, y) of the study: never a UCI set of the paper. Synthetic sets of another
+    size than the default carry it in their name (``synthetic_demo_N20000``)."""
+    if "breast_cancer" in sets:
+        X, y = load_breast_cancer(return_X_y=True)
+        yield "breast_cancer", "classification", X, y
+    if "diabetes" in sets:
+        X, y = load_diabetes(return_X_y=True)
+        yield "diabetes", "regression", X, y
+    suffix = "" if n_synthetic == DEFAULT_N_SYNTHETIC else f"_N{n_synthetic}"
     for generator, task in (("legendre", "regression"), ("demo", "classification")):
+        if f"synthetic_{generator}" not in sets:
+            continue
         options = {"label": "threshold"} if task == "classification" else {}
         data = load_dataset(
             "synthetic", N=n_synthetic, m=10, task=task, generator=generator, **options
         )
-        yield f"synthetic_{generator}", task, np.asarray(data.X, dtype=float), data.y
+        X = np.asarray(data.X, dtype=float)
+        yield f"synthetic_{generator}{suffix}", task, X, data.y
 
 
 def build(name: str, task: str, seed: int):
@@ -83,13 +127,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results/studies/defaults.csv")
     parser.add_argument("--folds", type=int, default=3)
-    parser.add_argument("--n-synthetic", type=int, default=4000)
+    parser.add_argument("--n-synthetic", type=int, default=DEFAULT_N_SYNTHETIC)
+    parser.add_argument("--sets", nargs="*", choices=SETS, default=list(SETS))
     parser.add_argument("--only", nargs="*", help="candidates to run (default: all + linear)")
     args = parser.parse_args()
     warnings.filterwarnings("ignore", category=UserWarning)
     names = args.only or ["linear", *CANDIDATES]
     rows = []
-    for data_name, task, X, y in datasets(args.n_synthetic):
+    for data_name, task, X, y in datasets(args.n_synthetic, args.sets):
         splitter = (StratifiedKFold if task == "classification" else KFold)(
             args.folds, shuffle=True, random_state=0
         )
@@ -116,9 +161,11 @@ def main() -> None:
                 print(f"{data_name} fold {fold} {name}: {value:.4f} ({seconds:.0f} s)", flush=True)
     frame = pd.DataFrame(rows)
     out = Path(args.out)
-    if out.is_file():  # a run of some candidates replaces their rows and keeps the others
+    if out.is_file():  # a run replaces the rows of its (data, candidate) pairs, keeps the others
         kept = pd.read_csv(out)
-        frame = pd.concat([kept[~kept["candidate"].isin(names)], frame], ignore_index=True)
+        ran = pd.MultiIndex.from_frame(frame[["data", "candidate"]])
+        kept = kept[~pd.MultiIndex.from_frame(kept[["data", "candidate"]]).isin(ran)]
+        frame = pd.concat([kept, frame], ignore_index=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(out, index=False)
     summary = frame.pivot_table(index="candidate", columns="data", values="score", aggfunc="mean")

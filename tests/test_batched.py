@@ -10,6 +10,8 @@ from pilid.models.pilid import MLPRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.train import Phase, fit_batched
 
 FAST = dict(hidden_layers=(16, 8), batch_size=32, device="cpu")
+#: One model per trial with the paper's penalty (the library defaults are a bag of 16, lam=1e-3).
+SINGLE = {**FAST, "n_bags": 1, "lam": 1e-5}
 
 
 def _problem(seed, n=240, classify=False):
@@ -41,7 +43,7 @@ def _assert_same_as_alone(template, problems, atol):
 
 
 def test_batched_regression_equals_alone_with_early_stopping():
-    template = PiLiDRegressor(gamma=4, knots="quantile", epochs=25, patience=2, **FAST)
+    template = PiLiDRegressor(gamma=4, knots="quantile", epochs=25, patience=2, **SINGLE)
     fitted = _assert_same_as_alone(template, [_problem(s) for s in range(3)], atol=1e-4)
     stops = [f.n_epochs_ for f in fitted]
     assert min(stops) < 25  # early stopping ended at least one trial before the cap
@@ -49,7 +51,7 @@ def test_batched_regression_equals_alone_with_early_stopping():
 
 
 def test_batched_classification_equals_alone_with_early_stopping():
-    template = PiLiDClassifier(gamma=3, epochs=25, patience=2, **FAST)
+    template = PiLiDClassifier(gamma=3, epochs=25, patience=2, **SINGLE)
     problems = [_problem(s, classify=True) for s in range(3)]
     fitted = _assert_same_as_alone(template, problems, atol=1e-4)
     assert min(f.n_epochs_ for f in fitted) < 25
@@ -68,7 +70,7 @@ def test_quantile_trials_have_different_piece_counts_and_stay_equal():
         X = rng.uniform(size=(200, 2))
         X[:, 1] = rng.integers(0, levels, size=200)
         problems.append((X, X[:, 0] + 0.2 * X[:, 1] + 0.1 * rng.normal(size=200)))
-    template = PiLiDRegressor(gamma=8, knots="quantile", epochs=5, patience=None, **FAST)
+    template = PiLiDRegressor(gamma=8, knots="quantile", epochs=5, patience=None, **SINGLE)
     fitted = _assert_same_as_alone(template, problems, atol=1e-4)
     assert fitted[0].knots_.n_columns != fitted[1].knots_.n_columns
 
@@ -98,7 +100,7 @@ class _Scheduled(PiLiDRegressor):
 
 
 def test_phases_penalty_and_frozen_parameters_batched_equals_alone():
-    template = _Scheduled(gamma=3, epochs=6, patience=2, **FAST)
+    template = _Scheduled(gamma=3, epochs=6, patience=2, **SINGLE)
     fitted = _assert_same_as_alone(template, [_problem(s) for s in range(3)], atol=1e-4)
     # trace[i]: omega (T, m) after epoch e0 + 1 + i, the epochs in which any trial was in phase 2
     trace = torch.stack(fitted[0].omega_trace)
@@ -116,7 +118,7 @@ def test_phases_penalty_and_frozen_parameters_batched_equals_alone():
 
 
 def test_worker_processes_give_the_same_trials():
-    template = PiLiDRegressor(gamma=3, epochs=4, patience=None, **FAST)
+    template = PiLiDRegressor(gamma=3, epochs=4, patience=None, **SINGLE)
     problems = [_problem(s, n=160) for s in range(2)]
     ests = [clone(template).set_params(random_state=t) for t in range(2)]
     fit_batched(ests, [p[0] for p in problems], [p[1] for p in problems], n_jobs=2)
@@ -147,6 +149,6 @@ def test_fit_batched_rejects_mixed_settings():
 
 def test_same_seed_is_bit_for_bit_repeatable():
     X, y = _problem(5)
-    a = PiLiDRegressor(gamma=3, epochs=4, random_state=7, **FAST).fit(X, y).predict(X)
-    b = PiLiDRegressor(gamma=3, epochs=4, random_state=7, **FAST).fit(X, y).predict(X)
+    a = PiLiDRegressor(gamma=3, epochs=4, random_state=7, **SINGLE).fit(X, y).predict(X)
+    b = PiLiDRegressor(gamma=3, epochs=4, random_state=7, **SINGLE).fit(X, y).predict(X)
     assert np.array_equal(a, b)

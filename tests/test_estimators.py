@@ -192,9 +192,9 @@ def test_pickle_and_repeatable_predictions():
 
 def test_shape_functions_and_plot():
     X, y = _data(200)
-    est = PiLiDRegressor(gamma=5, **SMALL).fit(X, y)
+    est = PiLiDRegressor(gamma=5, **SMALL).fit(X, y)  # the library default: a bag of 16
     df = est.shape_functions()
-    assert list(df.columns) == ["feature", "x", "value"]
+    assert list(df.columns) == ["feature", "x", "value", "std", "lower", "upper"]
     assert df.groupby("feature").size().tolist() == [6, 6, 6]
     # the shape at the characteristic points equals the contributions at those x values
     part = df[df.feature == "x0"]

@@ -25,7 +25,7 @@ SIM_METHODS = [("pilid", g, "lstsq") for g in GAMMAS] + [
     (m, None, None) for m in ("mlp", "svm", "rf", "linear", "gam")
 ]
 REAL_DATA = ("bike", "bank", "spambase", "skill")
-REAL_MODELS = ("pilid", "pilib", "mlp", "nit", "ga", "gam", "ga2m", "ebm")
+REAL_MODELS = ("pilid", "pilib", "mlp", "nit", "ga", "gam", "ga2m", "ebm", "pilid_lib")
 
 
 def _compose(overrides):

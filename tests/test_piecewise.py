@@ -110,3 +110,33 @@ def test_piece_values_are_the_function_at_the_points(mixed):
         grid[:, j] = pts
         phi = phi_numpy(grid, knots)[:, feature == j]
         np.testing.assert_allclose(values[j], phi @ w[feature == j] + const[j], atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("n_rows", "pieces"),
+    # the rule's thresholds, computed by hand: n ** (1/3) / 3 crosses 2.5, 3.5, 4.5 at
+    # n = 7.5 ** 3 = 421.875, 10.5 ** 3 = 1157.6 and 13.5 ** 3 = 2460.4
+    [(5, 2), (421, 2), (422, 3), (1157, 3), (1158, 4), (2460, 4), (2461, 5), (10**6, 5)],
+)
+def test_auto_gamma_is_a_rule_of_the_training_rows(n_rows, pieces):
+    from pilid.nn.piecewise import auto_gamma
+
+    assert auto_gamma(n_rows) == pieces
+    X = np.random.default_rng(0).uniform(size=(n_rows, 2))
+    knots = fit_knots(X, "auto", "uniform")
+    assert [len(p) - 1 for p in knots.points] == [pieces, pieces]
+
+
+def test_estimator_resolves_auto_gamma_from_the_rows_it_is_fitted_on():
+    from pilid import PiLiDRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(300, 2))
+    y = X[:, 0] + rng.normal(scale=0.1, size=300)
+    kw = dict(hidden_layers=None, n_bags=1, epochs=2, random_state=0, device="cpu")
+    model = PiLiDRegressor(gamma="auto", **kw).fit(X, y)
+    assert model.gamma_ == 2
+    assert [len(p) - 1 for p in model.knots_.points] == [2, 2]
+    for bad in ("Auto", "five", ""):
+        with pytest.raises(PilidError, match="'auto'"):
+            PiLiDRegressor(gamma=bad, **kw).fit(X, y)

@@ -5,12 +5,14 @@ import pytest
 import torch
 from sklearn.linear_model import LinearRegression
 
-from pilid.models.pilid import PiLiDClassifier, PiLiDRegressor
+from pilid.models.pilid import PAPER_PROTOCOL, PiLiDClassifier, PiLiDRegressor
 from pilid.nn.additive import AdditiveEnsemble, ridge_solve
 from pilid.nn.mlp import EnsembleMLP
 from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact, phi_numpy
 
-FAST = dict(hidden_layers=(16, 8), batch_size=64, device="cpu", random_state=0)
+#: The paper's knots, penalty and single model (the library defaults differ: LIBRARY_DEFAULTS).
+PAPER = {k: PAPER_PROTOCOL[k] for k in ("knots", "lam", "n_bags")}
+FAST = dict(hidden_layers=(16, 8), batch_size=64, device="cpu", random_state=0, **PAPER)
 
 
 def _data(n=400, m=3, seed=0):

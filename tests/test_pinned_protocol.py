@@ -23,7 +23,7 @@ RENAMED = {"n_jobs": "cores"}
 EXEMPT = {
     "ga": {"teacher": "None = the paper's MLP built from the config's own MLP keys"},
 }
-OURS = ["pilid", "mlp", "pilib", "nit", "ga"]
+OURS = ["pilid", "pilid_lib", "mlp", "pilib", "nit", "ga"]
 
 
 def _yaml(name):
@@ -58,3 +58,29 @@ def test_train_settings_pin_the_papers_optimiser():
     for name in ("pilid", "mlp"):
         assert _yaml(name)["hidden_layers"] == [100, 200, 400, 400, 200, 100]
     assert _yaml("pilid")["knots"] == "uniform" and _yaml("pilid")["init"] == "lstsq"
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_the_library_defaults_row_pins_the_estimators_current_defaults(task):
+    """conf/model/pilid_lib.yaml (Table 3's "PiLiD (library defaults)") holds every default of
+    PiLiD's constructor: change a library default and this fails until the config (and with it
+    the row's setting id) follows, so the row never mixes records of two different defaults."""
+    from pilid.models.pilid import LIBRARY_DEFAULTS, PiLiDClassifier, PiLiDRegressor
+
+    cls = PiLiDRegressor if task == "regression" else PiLiDClassifier
+    defaults = cls().get_params(deep=False)
+    config = {k: v for k, v in _yaml("pilid_lib").items() if k not in ("name", "defaults")}
+    plain = {k: list(v) if isinstance(v, tuple) else v for k, v in defaults.items()}
+    assert {k: plain[k] for k in config} == config
+    train = base_defaults()["train"]
+    assert {k: plain[k] for k in TRAIN_PARAM_KEYS} == {k: train[k] for k in TRAIN_PARAM_KEYS}
+    assert set(LIBRARY_DEFAULTS) <= set(config)
+
+
+def test_paper_protocol_constant_equals_the_paper_config():
+    from pilid.models.pilid import PAPER_PROTOCOL
+
+    config = _yaml("pilid")
+    config["gamma"] = base_defaults()["gamma"]  # ${gamma}: the run's gamma, 5 in Section 4
+    plain = {k: list(v) if isinstance(v, tuple) else v for k, v in PAPER_PROTOCOL.items()}
+    assert {k: config[k] for k in plain} == plain

@@ -30,6 +30,7 @@ from pilid.nn.piecewise import (
     fit_knots,
     phi_compact,
     piece_values,
+    resolve_gamma,
     valid_gamma,
 )
 from pilid.train import Phase, Prepared, Trainable, TrainConfig, fit_batched
@@ -189,7 +190,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         x_scale = np.where(x_sd > 0, x_sd, 1.0)
         knots = None
         if self._has_additive:
-            knots = fit_knots(X, self.gamma, self.knots, self.categorical_)
+            self.gamma_ = resolve_gamma(self.gamma, n)  # "auto": a rule of the training rows
+            knots = fit_knots(X, self.gamma_, self.knots, self.categorical_)
         self.seed_ = seed
         return Prepared(X, target, train_idx, val_idx, seed, x_mean, x_scale, knots)
 

@@ -132,12 +132,19 @@ def _indices(categorical: Iterable[int] | Iterable[bool] | None) -> list[int]:
     return [int(j) for j in values]
 
 
-def _builder(name: str, load: Callable[[], tuple[type, type]], **options) -> Callable[..., Any]:
+def _builder(
+    name: str,
+    load: Callable[[], tuple[type, type]],
+    examples: Callable[[], Mapping[str, Any]] | None = None,
+    **options,
+) -> Callable[..., Any]:
     """A `build` function: `load()` returns (regressor class, classifier class), imported late.
 
     With the model's registry `name`, the built estimator's hyper-parameters are checked
     (`check_estimator_params`), so a bad value stops at build time with one line in the
-    command line's syntax instead of a traceback at fit time.
+    command line's syntax instead of a traceback at fit time. `examples()` gives the values
+    the message suggests where this model's config departs from the constructor's defaults
+    (model=pilid: the paper's protocol, not the library's defaults).
     """
 
     def build(
@@ -152,7 +159,8 @@ def _builder(name: str, load: Callable[[], tuple[type, type]], **options) -> Cal
         cls = regressor if task == "regression" else classifier
         estimator = make_estimator(cls, params, seed, device, categorical, **options)
         if name:
-            check_estimator_params(name, estimator, options.get("rename"))
+            suggested = examples() if examples is not None else None
+            check_estimator_params(name, estimator, options.get("rename"), suggested)
         return estimator
 
     build.checks_params = bool(name)
@@ -163,6 +171,12 @@ def _pilid():
     from pilid.models.pilid import PiLiDClassifier, PiLiDRegressor
 
     return PiLiDRegressor, PiLiDClassifier
+
+
+def _paper_protocol() -> Mapping[str, Any]:
+    from pilid.models.pilid import PAPER_PROTOCOL
+
+    return PAPER_PROTOCOL
 
 
 def _mlp():
@@ -228,9 +242,15 @@ MODELS: dict[str, ModelSpec] = {
     for spec in (
         ModelSpec(
             "pilid",
-            _builder("pilid", _pilid),
+            _builder("pilid", _pilid, examples=_paper_protocol),
             batchable=True,
             label="PiLiD",
+        ),
+        ModelSpec(
+            "pilid_lib",
+            _builder("pilid_lib", _pilid),
+            batchable=True,
+            label="PiLiD (library defaults)",  # not in the paper: issue 14's row
         ),
         ModelSpec(
             "mlp",
@@ -326,11 +346,17 @@ def check_model_params(name: str, task: str, params: Mapping[str, Any]) -> None:
         check_estimator_params(name, estimator)
 
 
-def check_estimator_params(name: str, estimator, rename: Mapping[str, str] | None = None) -> None:
+def check_estimator_params(
+    name: str,
+    estimator,
+    rename: Mapping[str, str] | None = None,
+    examples: Mapping[str, Any] | None = None,
+) -> None:
     """Check the hyper-parameters of a built, unfitted `estimator` of registry model `name`.
 
     `rename` maps config keys to constructor keys (as in `make_estimator`); the error message
-    names the config key. See `check_model_params`.
+    names the config key and suggests a valid value: `examples[key]`, else the constructor's
+    default. See `check_model_params`.
     """
     try:
         _validate_estimator(estimator)
@@ -338,7 +364,7 @@ def check_estimator_params(name: str, estimator, rename: Mapping[str, str] | Non
         back = {target: source for source, target in (rename or {}).items()}
         key = _cli_key(error.key, back)
         line = f"{key}={_cli_value(error.value)} is invalid for {name}: {one_line(error.hint)}"
-        example = _example(estimator, error.key)
+        example = _example(estimator, error.key, examples or {})
         if example is not None:
             line += f"; fix it, e.g. {key}={_cli_value(example[0])}"
         raise PilidError(line) from None
@@ -374,12 +400,16 @@ def _validate_estimator(estimator) -> None:
         raise ParamError("kernel", "precomputed", "the runner passes features, not a kernel matrix")
 
 
-def _example(estimator, key: str) -> tuple[Any] | None:
-    """`(value,)`: the constructor's default for `key` when it passes the check, else None."""
+def _example(estimator, key: str, examples: Mapping[str, Any]) -> tuple[Any] | None:
+    """`(value,)`: `examples[key]` or the constructor's default for `key` when it passes the
+    check, else None."""
     from sklearn.base import clone
 
     try:
-        default = type(estimator)().get_params(deep=False)[key]
+        if key in examples:
+            default = examples[key]
+        else:
+            default = type(estimator)().get_params(deep=False)[key]
         if default is None and key in _EXAMPLES:
             default = _EXAMPLES[key]
         trial = clone(estimator).set_params(**{key: default})
