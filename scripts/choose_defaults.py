@@ -30,12 +30,17 @@ from sklearn.preprocessing import StandardScaler
 
 from pilid import PiLiDClassifier, PiLiDClassifierCV, PiLiDRegressor, PiLiDRegressorCV
 from pilid.data import load_dataset
+from pilid.models.pilid import LIBRARY_DEFAULTS, PAPER_PROTOCOL
 from pilid.models.registry import score
 
 SMALL = (64, 32)
-#: name -> PiLiD keyword arguments (beyond random_state); "cv" marks the inner-CV estimator.
+#: name -> PiLiD keyword arguments (beyond random_state) on top of the paper's protocol
+#: (`PAPER_PROTOCOL`: gamma 5, uniform knots, the paper's MLP, lam 1e-5, one model), so that a
+#: candidate's rows do not move when a library default does; "cv" marks the inner-CV estimator.
+#: "library" is the library's defaults as chosen from this study (`LIBRARY_DEFAULTS`).
 CANDIDATES = {
     "paper": {},
+    "library": dict(LIBRARY_DEFAULTS),
     "additive_gamma1": {"gamma": 1, "hidden_layers": None},  # PiLiD's linear model, no MLP
     "quantile": {"knots": "quantile"},
     "quantile_small": {"knots": "quantile", "hidden_layers": SMALL},
@@ -111,9 +116,11 @@ def build(name: str, task: str, seed: int):
     if params.pop("cv", False):
         cls = PiLiDRegressorCV if task == "regression" else PiLiDClassifierCV
         networks = params.pop("networks", None)
-        return cls(random_state=seed, networks=networks, estimator_params=params)
+        searched = {"gamma", "lam"} | ({"hidden_layers"} if networks is not None else set())
+        base = {k: v for k, v in PAPER_PROTOCOL.items() if k not in searched}
+        return cls(random_state=seed, networks=networks, estimator_params={**base, **params})
     cls = PiLiDRegressor if task == "regression" else PiLiDClassifier
-    return cls(random_state=seed, **params)
+    return cls(random_state=seed, **{**PAPER_PROTOCOL, **params})
 
 
 def test_score(estimator, task: str, X, y) -> float:

@@ -345,3 +345,14 @@ def test_n_jobs_auto_picks_workers_per_device():
     for bad in (0, -1, "many", 2.5, True):
         with pytest.raises(PilidError, match="train.n_jobs"):
             resolve_n_jobs(bad, True, "cpu", 20)
+
+
+def test_auto_blocks_of_a_bag_hold_about_as_many_members_as_plain_blocks_hold_trials():
+    from pilid.experiments.planning import BLOCK_SIZE_CPU, BLOCK_SIZE_CUDA, resolve_block_size
+
+    assert resolve_block_size("auto", "cpu") == BLOCK_SIZE_CPU
+    assert resolve_block_size(None, "cuda", n_bags=1) == BLOCK_SIZE_CUDA
+    assert resolve_block_size("auto", "cpu", n_bags=4) == BLOCK_SIZE_CPU // 4
+    assert resolve_block_size("auto", "cuda", n_bags=4) == BLOCK_SIZE_CUDA // 4
+    assert resolve_block_size("auto", "cpu", n_bags=16) == 1  # never an empty block
+    assert resolve_block_size(7, "cpu", n_bags=16) == 7  # a number given is kept

@@ -101,10 +101,17 @@ BLOCK_SIZE_CPU = 10
 BLOCK_SIZE_CUDA = 20
 
 
-def resolve_block_size(value: Any, device: str) -> int:
-    """Trials per block: ``train.trials_per_batch``, or by device when it is auto/null."""
+def resolve_block_size(value: Any, device: str, n_bags: int = 1) -> int:
+    """Trials per block: ``train.trials_per_batch``, or by device when it is auto/null.
+
+    With bagging (``model.n_bags`` = k > 1) every member trains as a trial of the ensemble and
+    holds its own copy of its bootstrap rows (x and Phi), so auto divides the block by k (at
+    least one trial): 10 trials of a bag of 16 on bank (36,000 training rows) held 10.8 GB per
+    worker, one trial holds about a tenth of it.
+    """
     if value in (None, "auto"):
-        return BLOCK_SIZE_CPU if device == "cpu" else BLOCK_SIZE_CUDA
+        size = BLOCK_SIZE_CPU if device == "cpu" else BLOCK_SIZE_CUDA
+        return max(1, size // max(1, int(n_bags)))
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise PilidError(
             f"train.trials_per_batch={value!r} is invalid; use a whole number >= 1 or auto"

@@ -127,7 +127,8 @@ def _run_trials(
     neural = bool(getattr(ctx.spec, "batchable", False))
     trials = int(config["trials"])
     if batched:
-        block_size = resolve_block_size(train.get("trials_per_batch"), ctx.device)
+        n_bags = (config.get("model") or {}).get("n_bags") or 1
+        block_size = resolve_block_size(train.get("trials_per_batch"), ctx.device, n_bags)
         units = plan_blocks(trials, block_size, missing)
     else:
         block_size = 1
