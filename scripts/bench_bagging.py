@@ -76,6 +76,8 @@ def main() -> None:
         batch_size=args.batch,
         patience=None,
         random_state=0,
+        knots="uniform",  # the paper's knots and penalty; n_bags is set per k below
+        lam=1e-5,
     )
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     for device in devices:

@@ -76,7 +76,9 @@ def main() -> None:
         device="cpu",
     )
     models = {
-        "pilid": PiLiDRegressor(gamma=args.gamma, purify=False, **common),
+        "pilid": PiLiDRegressor(
+            gamma=args.gamma, purify=False, knots="uniform", n_bags=1, **common
+        ),
         "mlp": MLPRegressor(**common),
     }
     best = {k: np.inf for k in models}

@@ -102,6 +102,8 @@ def main() -> None:
             patience=None,
             purify=False,
             device=str(device),
+            knots="uniform",  # the paper's knots, one model per trial (not the library's bag)
+            n_bags=1,
         )
         bench(name, template, Xs, ys, args.workers, device)
 

@@ -79,6 +79,9 @@ def main() -> None:
                 hidden_layers=tuple(args.hidden),
                 epochs=args.epochs,
                 device="cpu",
+                knots="uniform",  # the paper's protocol: one model, uniform knots, lam 1e-5
+                lam=1e-5,
+                n_bags=1,
             )
             ests = [clone(template).set_params(random_state=t) for t in range(args.T)]
             Xs, ys = [], []
