@@ -171,6 +171,7 @@ class PiLiDLibModel(PiLiDModel):
 class GatedModel(ModelConfig):
     """The gated blocks of NIT and PiLiB (Section 3.3)."""
 
+    n_bags: int = MISSING
     n_blocks: int = MISSING
     max_order: int = MISSING
     block_layers: list[int] = MISSING

@@ -172,13 +172,17 @@ def test_fit_batched_trains_bags_of_several_trials(data, bag):
 
 
 def test_n_bags_is_a_parameter():
-    for cls in (PiLiDRegressor, PiLiDClassifier, MLPRegressor):
+    from pilid import NITClassifier, PiLiBRegressor
+
+    for cls in (PiLiDRegressor, PiLiDClassifier, MLPRegressor, PiLiBRegressor, NITClassifier):
         (constraint,) = cls._parameter_constraints["n_bags"]
         assert constraint.type is numbers.Integral and constraint.left == 1
         assert constraint.right is None
         est = cls(n_bags=5)
         twin = clone(est)
-        default = 1 if cls is MLPRegressor else LIBRARY_DEFAULTS["n_bags"]
+        default = (
+            LIBRARY_DEFAULTS["n_bags"] if issubclass(cls, PiLiDRegressor | PiLiDClassifier) else 1
+        )
         assert twin.get_params()["n_bags"] == 5 and cls().get_params()["n_bags"] == default
         assert twin.set_params(n_bags=2).n_bags == 2
     X, y = _data(n=50)
@@ -226,3 +230,54 @@ def test_the_runner_trains_a_bag_under_its_own_setting_id(tmp_path):
     values = [r["value"] for r in three.records]
     assert np.all(np.isfinite(values))
     assert values != [r["value"] for r in one.records]
+
+
+@pytest.fixture(scope="module")
+def block_bag():
+    """A PiLiB bag of 3 on a lattice (every bootstrap keeps all 5 levels of every feature, so
+    the members' grids lie on the bag's) with one planted pair, x2 * x3."""
+    from pilid import PiLiBRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.choice(np.linspace(0.0, 1.0, 5), size=(1500, 4))
+    y = X[:, 0] + np.sin(3 * X[:, 1]) + 2 * X[:, 2] * X[:, 3] + 0.05 * rng.normal(size=1500)
+    kw = dict(n_blocks=4, max_order=2, block_layers=(8,), epochs=30, warmup_epochs=30)
+    kw.update(phase1_epochs=60, lambda0=0.1, batch_size=64, random_state=0, device="cpu")
+    return PiLiBRegressor(n_bags=3, **kw).fit(X, y), X
+
+
+def test_pilib_bag_averages_members_and_their_interaction_grids(block_bag):
+    bag, X = block_bag
+    assert len(bag.estimators_) == 3
+    members = np.stack([m.predict(X) for m in bag.estimators_])
+    np.testing.assert_allclose(bag.predict(X), members.mean(0), rtol=1e-6, atol=1e-6)
+    assert bag.interactions_(min_order=2) == [("x2", "x3")]
+    grid = bag.interaction_grid(2, 3)
+    assert list(grid.columns) == ["x_a", "x_b", "value", "std", "lower", "upper"]
+    background = bag._background_X
+    values = []
+    for member in bag.estimators_:  # each member's own grid on the same points and rows
+        try:
+            part = member.interaction_grid(2, 3, X=background)
+        except PilidError:  # a member without the pair adds 0 to the mean
+            values.append(np.zeros(len(grid)))
+            continue
+        assert np.array_equal(part[["x_a", "x_b"]].to_numpy(), grid[["x_a", "x_b"]].to_numpy())
+        values.append(part["value"].to_numpy())
+    np.testing.assert_allclose(grid["value"], np.mean(values, axis=0), atol=1e-10)
+    np.testing.assert_allclose(grid["std"], np.std(values, axis=0), atol=1e-10)
+    assert (grid["lower"] <= grid["value"] + 1e-12).all()
+    assert (grid["value"] <= grid["upper"] + 1e-12).all()
+    with pytest.raises(PilidError, match="estimators_"):
+        bag.active_blocks_()
+
+
+def test_interactions_of_a_bag_are_those_most_members_find(block_bag, monkeypatch):
+    bag, _ = block_bag
+    found = [[("x0", "x1")], [("x0", "x1"), ("x2", "x3")], [("x2", "x3")]]
+    for member, groups in zip(bag.estimators_, found):
+        monkeypatch.setattr(member, "interactions_", lambda *a, g=groups: g)
+    assert bag.interactions_() == [("x0", "x1"), ("x2", "x3")]  # 2 of 3 each
+    assert bag.interactions_(min_agreement=0.9) == []
+    found[0].append(("x2", "x3"))
+    assert bag.interactions_(min_agreement=0.9) == [("x2", "x3")]

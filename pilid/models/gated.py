@@ -20,8 +20,8 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 
 from pilid.errors import PilidError
-from pilid.models import plotting
-from pilid.models.neural import BLOCK_LAYERS, NeuralEstimator
+from pilid.models import bagging, plotting
+from pilid.models.neural import BAG_CONSTRAINTS, BLOCK_LAYERS, NeuralEstimator
 from pilid.models.params import Number, Whole
 from pilid.nn.blocks import GatedBlocks
 from pilid.nn.gates import GateOrderWarning, deterministic_gates
@@ -138,6 +138,7 @@ class BlockModel(NeuralEstimator):
         "mask_patience": [Whole(0)],
         "init_prob": [Number(0, 1, closed="neither")],
         "init_scale": [Number(0, None, closed="neither")],
+        **BAG_CONSTRAINTS,
     }
 
     def _penalty(self, log_alpha: torch.Tensor) -> torch.Tensor:
@@ -203,6 +204,11 @@ class BlockModel(NeuralEstimator):
         rows = np.sort(rng.permutation(len(X))[:N_ADDITIVE_FIT])
         residual = _non_additive_spread(X[rows], g[rows], self.block_features_, self.categorical_)
         self.block_interaction_share_ = residual / total if total > 0 else np.zeros_like(spread)
+        self._grid_setup(X, rng)
+
+    def _grid_setup(self, X: np.ndarray, rng: np.random.Generator) -> None:
+        """What `interaction_grid` needs of the training rows `X`: background rows, ranges and
+        the values of features with few of them."""
         self._background_X = X[np.sort(rng.permutation(len(X))[:N_BACKGROUND])]
         self.x_min_ = X.min(axis=0)
         self.x_max_ = X.max(axis=0)
@@ -210,6 +216,22 @@ class BlockModel(NeuralEstimator):
         for j in range(X.shape[1]):
             values = np.unique(X[:, j])
             self._grid_values.append(values if len(values) <= MAX_GRID_LEVELS else None)
+
+    def _collect(self) -> None:
+        """A bag (``n_bags`` > 1, `pilid.models.bagging`): the members' common attributes, and
+        the grid of `interaction_grid` from the bag's training rows (members saw bootstraps)."""
+        if "_bag" not in self.__dict__:
+            return
+        prep = self._bag[0]
+        super()._collect()
+        self._grid_setup(prep.X[prep.train_idx], trial_rng(int(prep.seed), STREAM_BLOCK_SUMMARY))
+
+    def _no_blocks_of_its_own(self, what: str) -> None:
+        if self._bagged():
+            raise PilidError(
+                f"a bag has no blocks of its own, so no {what}; its members' are in "
+                f"estimators_ (e.g. estimators_[0].{what}())"
+            )
 
     # ------------------------------------------------------------ interpretation
     def _index(self, feature) -> int:
@@ -223,8 +245,9 @@ class BlockModel(NeuralEstimator):
 
     def active_blocks_(self, min_share: float = MIN_SHARE) -> np.ndarray:
         """Indices of the active blocks: order >= 1 and an output spread (std on the training
-        rows) of at least `min_share` of the model output's."""
-        check_is_fitted(self, "block_features_")
+        rows) of at least `min_share` of the model output's. Not for a bag (see `estimators_`)."""
+        check_is_fitted(self, "x_min_")
+        self._no_blocks_of_its_own("active_blocks_")
         return np.flatnonzero((self.block_order_ >= 1) & (self.block_share_ >= min_share))
 
     def interactions_(
@@ -232,6 +255,7 @@ class BlockModel(NeuralEstimator):
         min_order: int = 1,
         min_share: float = MIN_SHARE,
         min_interaction: float = MIN_INTERACTION,
+        min_agreement: float = 0.5,
     ) -> list[tuple]:
         """Feature groups (tuples of feature names; `x0`, `x1`, ... for NumPy input) used by the
         active blocks (`active_blocks_`), de-duplicated, sorted by size and then by column order.
@@ -241,9 +265,16 @@ class BlockModel(NeuralEstimator):
         over the model output's std) is at least `min_interaction`; otherwise it is additive
         and its features are listed as single-feature groups. Groups of size 1 are main effects
         that blocks still carry (PiLiB pushes them to the additive part, NIT keeps them in its
-        blocks); `min_order=2` lists the interactions only.
+        blocks); `min_order=2` lists the interactions only. A bag lists the groups that at
+        least a share `min_agreement` of its members list.
         """
         names = self._feature_names()
+        if self._bagged():
+            args = (min_order, min_share, min_interaction)
+            members = [set(m.interactions_(*args)) for m in self.estimators_]
+            votes = {g: sum(g in found for found in members) for g in set().union(*members)}
+            agreed = [g for g, n in votes.items() if n >= min_agreement * len(members)]
+            return sorted(agreed, key=lambda g: (len(g), [names.index(f) for f in g]))
         groups = set()
         for i in self.active_blocks_(min_share):
             feats = tuple(np.flatnonzero(self.block_features_[i]).tolist())
@@ -269,27 +300,43 @@ class BlockModel(NeuralEstimator):
         at most n of them). The block's other features, if any, are averaged out over the rows
         of `X` (default: up to 200 training rows kept at fit), i.e. partial dependence.
         """
-        check_is_fitted(self, "block_features_")
+        check_is_fitted(self, "x_min_")
         a, b = self._index(i), self._index(j)
         if a == b:
             raise PilidError(f"interaction_grid needs two different features; got {i!r} twice")
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
             raise PilidError(f"n={n!r} is invalid; use a whole number >= 2 grid points")
-        blocks = [k for k in self.active_blocks_(0.0) if self.block_features_[k, [a, b]].all()]
-        if not blocks:
+        background = self._background_X if X is None else self._validate_X(X, fit=False)
+        ga, gb = self._axis(a, n), self._axis(b, n)
+        A, Bv = np.meshgrid(ga, gb, indexing="ij")
+        points = np.column_stack([A.ravel(), Bv.ravel()])
+        grid = pd.DataFrame({"x_a": A.ravel(), "x_b": Bv.ravel()})
+        members = self.estimators_ if self._bagged() else [self]
+        effects = [m._pair_effect(a, b, points, background) for m in members]
+        if all(e is None for e in effects):
             names = self._feature_names()
             raise PilidError(
                 f"no block uses both {names[a]!r} and {names[b]!r}; pick a pair from "
                 "interactions_()"
             )
-        background = self._background_X if X is None else self._validate_X(X, fit=False)
+        if not self._bagged():
+            return grid.assign(value=effects[0])
+        # a bag: the mean over members (a member without such a block adds 0) and the spread
+        values = np.stack([np.zeros(len(points)) if e is None else e for e in effects])
+        lower, upper = np.percentile(values, bagging.BAND_PERCENTILES, axis=0)
+        return grid.assign(value=values.mean(0), std=values.std(0), lower=lower, upper=upper)
+
+    def _pair_effect(self, a: int, b: int, points: np.ndarray, background: np.ndarray):
+        """The summed output of this model's active blocks that use features a and b at the
+        grid `points` (k, 2), averaged over the `background` rows, centred and in output units;
+        None when no block uses both."""
+        blocks = [k for k in self.active_blocks_(0.0) if self.block_features_[k, [a, b]].all()]
+        if not blocks:
+            return None
         others = self.block_features_[blocks].any(0)
         others[[a, b]] = False
         if not others.any():
             background = background[:1]  # the blocks see only (a, b)
-        ga, gb = self._axis(a, n), self._axis(b, n)
-        A, Bv = np.meshgrid(ga, gb, indexing="ij")
-        points = np.column_stack([A.ravel(), Bv.ravel()])
         idx = torch.as_tensor(blocks)
         r = len(background)
         step = max(1, CHUNK // r)  # grid points per forward pass
@@ -305,8 +352,7 @@ class BlockModel(NeuralEstimator):
                     torch.as_tensor(x, dtype=torch.float32)[None], blocks=idx
                 )[0]
             value[s : s + step] = g.double().numpy().sum(1).reshape(len(part), r).mean(1)
-        value = self.y_scale_ * (value - self.block_offset_[blocks].sum())
-        return pd.DataFrame({"x_a": A.ravel(), "x_b": Bv.ravel(), "value": value})
+        return self.y_scale_ * (value - self.block_offset_[blocks].sum())
 
     def plot_interaction(self, i, j, ax=None, grid: int = 50, X=None, cmap: str = "RdBu_r"):
         """Heat map of `interaction_grid(i, j)` (the paper's Figure 5); returns the axes."""

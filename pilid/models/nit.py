@@ -58,6 +58,7 @@ class NITBase(BlockModel):
         device="auto",
         categorical_features=None,
         verbose=False,
+        n_bags=1,
     ):
         self.n_blocks = n_blocks
         self.max_order = max_order
@@ -81,6 +82,7 @@ class NITBase(BlockModel):
         self.device = device
         self.categorical_features = categorical_features
         self.verbose = verbose
+        self.n_bags = n_bags
 
     def _penalty(self, log_alpha: torch.Tensor) -> torch.Tensor:
         return nit_order_penalty(log_alpha, int(self.max_order), float(self.lambda0))
@@ -90,7 +92,8 @@ _NIT_DOC = """
     Parameters (defaults work out of the box on a few thousand rows): n_blocks (B),
     max_order (K), block_layers, lambda0 (Tsang's lambda), gate_lr_scale, warmup_epochs,
     phase1_epochs,
-    mask_patience, init_prob, init_scale, reg, lam and the training settings, all as in
+    mask_patience, init_prob, init_scale, reg, lam, n_bags (a bag of bootstrap members; 1, the
+    default: one model) and the training settings, all as in
     `pilid.models.pilib.PiLiBRegressor`. Fitted: block_features_, block_order_,
     block_importance_, block_share_, block_interaction_share_; `interactions_()`,
     `interaction_grid`, `plot_interaction`.

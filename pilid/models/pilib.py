@@ -106,6 +106,7 @@ class PiLiBBase(ShapeMixin, BlockModel):
         device="auto",
         categorical_features=None,
         verbose=False,
+        n_bags=1,
     ):
         self.gamma = gamma
         self.knots = knots
@@ -135,6 +136,7 @@ class PiLiBBase(ShapeMixin, BlockModel):
         self.device = device
         self.categorical_features = categorical_features
         self.verbose = verbose
+        self.n_bags = n_bags
 
     def _penalty(self, log_alpha: torch.Tensor) -> torch.Tensor:
         return pilib_order_penalty(log_alpha, int(self.max_order), float(self.lambda0))
@@ -161,6 +163,11 @@ _PILIB_DOC = """
     purify: after training, move the blocks' main effects into the additive shapes.
     lr, epochs (phase 2 cap), batch_size, optimizer, patience, val_fraction, random_state,
         device, categorical_features, verbose: as in PiLiD.
+    n_bags: 1 (default) [the paper's single model]; k > 1: a bag of k bootstrap members
+        trained as one ensemble (`pilid.models.bagging`): predictions and shapes are the
+        members' means, `interaction_grid` adds the members' spread (`std`, `lower`, `upper`;
+        a member without the pair adds 0), `interactions_` lists the groups that at least half
+        of the members list; the block attributes are the members' (`estimators_`).
 
     Fitted attributes besides PiLiD's: block_features_ (B, m) bool (frozen masks),
     block_order_ (B,), block_importance_ (B,) (std of each block's output on the training rows,
