@@ -58,8 +58,6 @@ def model_label(model: str, gamma=None, task: str | None = None, with_gamma: boo
     """The paper's row label: ``PiLiD-5``, ``SVM (rbf kernel)``, ``Logistic Regression``..."""
     spec = MODELS.get(model)
     label = spec.label_for(task or "regression") if spec is not None else str(model)
-    if model == "linear":
-        return label
     if with_gamma and gamma is not None and not pd.isna(gamma):
         label = f"{label}-{int(gamma)}"
     return label
