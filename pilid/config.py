@@ -247,9 +247,9 @@ def check_config(cfg: DictConfig | Mapping[str, Any]) -> None:
             "results_dir=results/runs"
         )
     model = cfg.get("model") or {}
-    for gamma in (cfg.get("gamma"), model.get("gamma")):
+    for key, gamma in (("gamma", cfg.get("gamma")), ("model.gamma", model.get("gamma"))):
         if gamma is not None:
-            _check_gamma(gamma)
+            _check_gamma(key, gamma)
     train = cfg.get("train") or {}
     for key in ("epochs", "batch_size"):
         value = train.get(key)
@@ -314,12 +314,12 @@ def _resolved_enough(cfg: dict[str, Any]) -> dict[str, Any]:
         return cfg
 
 
-def _check_gamma(gamma) -> None:
+def _check_gamma(key: str, gamma) -> None:
     if gamma == "auto":  # model.gamma of model=pilid_lib: a rule of the training rows
         return
     if isinstance(gamma, bool) or not isinstance(gamma, int) or gamma < 1:
         raise PilidError(
-            f"gamma={gamma!r} is invalid; the number of pieces per feature must be a whole "
+            f"{key}={gamma!r} is invalid; the number of pieces per feature must be a whole "
             "number >= 1 (gamma=1 is a linear model; the paper uses 1, 5, 10, 15, 20); "
             "model=pilid_lib also takes model.gamma=auto"
         )
