@@ -101,7 +101,7 @@ def test_records_resume_extend_and_force(tmp_path):
 
     values = np.array([r["value"] for r in records])
     ((label, metric, mean, std, n),) = _summaries(first.stdout)
-    assert (label, metric, n) == ("linear synthetic-regression", "MSE", "3")
+    assert (label, metric, n) == ("linear synthetic-regression N=300 m=3", "MSE", "3")
     assert float(mean) == pytest.approx(values.mean(), abs=6e-5)
     assert float(std) == pytest.approx(values.std(ddof=1), abs=6e-5)
 
@@ -145,7 +145,7 @@ def test_batched_pilid_is_repeatable_and_matches_sequential(tmp_path):
     np.testing.assert_allclose(sequential, [r["value"] for r in a], rtol=1e-4)
     assert summary.mean == pytest.approx(np.mean(sequential))
     assert summary.std == pytest.approx(np.std(sequential, ddof=1))
-    assert summary.line.startswith("pilid gamma=3 synthetic-regression: MSE ")
+    assert summary.line.startswith("pilid gamma=3 synthetic-regression N=300 m=3: MSE ")
 
     # artefacts: the learned shapes, with x mapped back to the data's units
     dataset = _dataset(a[0])
@@ -204,7 +204,7 @@ def test_kill_mid_run_then_rerun_records_every_trial_once(tmp_path):
 
     rerun = _run(tmp_path, *args)
     ((label, _, _, _, n),) = _summaries(rerun.stdout)
-    assert n == str(trials) and label == "pilid gamma=3 synthetic-regression"
+    assert n == str(trials) and label == "pilid gamma=3 synthetic-regression N=600 m=3"
     lines = path.read_text().splitlines()
     records = []
     for line in lines:

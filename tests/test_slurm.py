@@ -186,8 +186,8 @@ def test_sweep_runs_every_setting_on_slurm_and_records_each_trial_once(cluster, 
     )
     print("\n".join(f"job summary: {line}" for line in summaries))
     assert [s.split(":")[0] for s in summaries] == [
-        "pilid gamma=1 synthetic-regression",
-        "pilid gamma=5 synthetic-regression",
+        "pilid gamma=1 synthetic-regression N=2000 m=10",
+        "pilid gamma=5 synthetic-regression N=2000 m=10",
     ]
     ends = cluster.ends(lambda c: c.get("WorkDir") == str(tmp_path), count=2)
     print("jobcomp: " + "; ".join(f"{'='.join(sorted(_names(c)))} {c['JobState']}" for c in ends))

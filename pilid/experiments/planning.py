@@ -52,11 +52,41 @@ def format_duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def _rows(record: Mapping[str, Any]) -> float | None:
+    n = (record.get("data") or {}).get("N")
+    return float(n) if isinstance(n, int | float) and n > 0 else None
+
+
+def trial_seconds(records: list[Mapping[str, Any]], data: Mapping[str, Any]) -> tuple[float, str]:
+    """The expected fit time of one trial on ``data`` from records of the same model on the same
+    data set: the median ``fit_seconds`` of the records with the same N and m; else of those
+    with the same m, else of all, each scaled to this N in proportion to the rows (an epoch's
+    cost grows with N, and their number does not; scikit-learn's SVM grows faster, so its
+    estimate is low there). Returns the seconds and a phrase naming the basis."""
+    size, m = data.get("N"), data.get("m")
+    exact = [r for r in records if _rows(r) == size and (r.get("data") or {}).get("m") == m]
+    if exact:
+        per_trial = float(np.median([r.get("fit_seconds") or 0.0 for r in exact]))
+        return per_trial, f"median {per_trial:.1f} s/trial of {len(exact)} records"
+    same_m = [r for r in records if (r.get("data") or {}).get("m") == m]
+    basis = same_m or records
+    scaled = [
+        (r.get("fit_seconds") or 0.0) * (size / _rows(r) if size and _rows(r) else 1.0)
+        for r in basis
+    ]
+    where = "other N" if same_m else "other N or m"
+    per_trial = float(np.median(scaled))
+    return per_trial, (
+        f"median {per_trial:.1f} s/trial of {len(basis)} records, {where}"
+        + (", scaled to N" if size else "")
+    )
+
+
 def plan_setting(cfg: DictConfig | Mapping[str, Any], records=None) -> Plan:
     """The dry run of a setting: how many of its trials are recorded, and an estimate of the
     wall time of the others on this machine from the store's ``fit_seconds`` of the same model
-    on the same data (same N and m where there are such records), divided over the worker
-    processes the run would use. Trains nothing and loads no data."""
+    on the same data (``trial_seconds``), divided over the worker processes the run would use.
+    Trains nothing and loads no data."""
     from pilid.config import check_config, normalize_config
 
     config = resolved_config(cfg)
@@ -71,26 +101,16 @@ def plan_setting(cfg: DictConfig | Mapping[str, Any], records=None) -> Plan:
     missing = trials - (0 if config.get("force") else len(done))
     model, data = config["model"]["name"], config["data"]
     same = [r for r in records if r.get("model") == model and r.get("dataset") == data["name"]]
-    exact = [
-        r
-        for r in same
-        if r.get("data", {}).get("N") == data.get("N")
-        and r.get("data", {}).get("m") == data.get("m")
-    ]
-    basis_records = exact or same
     seconds = None
     basis = f"no records of {model} on {data['name']} yet"
-    if basis_records:
-        per_trial = float(np.median([r.get("fit_seconds") or 0.0 for r in basis_records]))
+    if same:
+        per_trial, basis = trial_seconds(same, data)
         from pilid.models.registry import get_model
 
         batchable = bool(getattr(get_model(model), "batchable", False))
         train = config.get("train") or {}
         workers = resolve_n_jobs(train.get("n_jobs", "auto"), batchable, "cpu", max(missing, 1))
         seconds = per_trial * missing / max(1, workers if batchable else 1)
-        basis = f"median {per_trial:.1f} s/trial of {len(basis_records)} records" + (
-            "" if exact else ", other N or m"
-        )
     return Plan(setting_label(config), sid, trials, trials - missing, seconds, basis)
 
 

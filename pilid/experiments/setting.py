@@ -105,13 +105,18 @@ def setting_id(cfg: DictConfig | Mapping[str, Any]) -> str:
 
 
 def setting_label(config: Mapping[str, Any]) -> str:
-    """``<model>[ gamma=<g>] <dataset>[-<task>]``, e.g. ``pilid gamma=5 synthetic-regression``."""
+    """``<model>[ gamma=<g>][ init=<i>] <dataset>[-<task> N=<N> m=<m>]``, e.g.
+    ``pilid gamma=5 synthetic-regression N=20000 m=30``: enough to tell apart the settings of a
+    paper grid (a synthetic set's size and feature count; a non-default initialisation, as in
+    Table 2's Gaussian half)."""
     model = config["model"]
     data = config["data"]
     label = str(model["name"])
     if model.get("gamma") is not None:
         label += f" gamma={model['gamma']}"
+    if model.get("init") not in (None, "lstsq"):
+        label += f" init={model['init']}"
     dataset = str(data["name"])
     if dataset == "synthetic":
-        dataset += f"-{data.get('task', 'regression')}"
+        dataset += f"-{data.get('task', 'regression')} N={data.get('N')} m={data.get('m')}"
     return f"{label} {dataset}"
