@@ -52,33 +52,43 @@ def format_duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _rows(record: Mapping[str, Any]) -> float | None:
-    n = (record.get("data") or {}).get("N")
-    return float(n) if isinstance(n, int | float) and n > 0 else None
+def _number(value) -> float:
+    return (
+        float(value) if isinstance(value, int | float) and not isinstance(value, bool) else np.nan
+    )
 
 
-def trial_seconds(records: list[Mapping[str, Any]], data: Mapping[str, Any]) -> tuple[float, str]:
-    """The expected fit time of one trial on ``data`` from records of the same model on the same
-    data set: the median ``fit_seconds`` of the records with the same N and m; else of those
-    with the same m, else of all, each scaled to this N in proportion to the rows (an epoch's
-    cost grows with N, and their number does not; scikit-learn's SVM grows faster, so its
-    estimate is low there). Returns the seconds and a phrase naming the basis."""
-    size, m = data.get("N"), data.get("m")
-    exact = [r for r in records if _rows(r) == size and (r.get("data") or {}).get("m") == m]
-    if exact:
-        per_trial = float(np.median([r.get("fit_seconds") or 0.0 for r in exact]))
-        return per_trial, f"median {per_trial:.1f} s/trial of {len(exact)} records"
-    same_m = [r for r in records if (r.get("data") or {}).get("m") == m]
-    basis = same_m or records
-    scaled = [
-        (r.get("fit_seconds") or 0.0) * (size / _rows(r) if size and _rows(r) else 1.0)
-        for r in basis
-    ]
-    where = "other N" if same_m else "other N or m"
+def _same(values: np.ndarray, target) -> np.ndarray:
+    """Where ``values`` equal ``target``; NaN (unknown) counts as equal to None."""
+    return np.isnan(values) if target is None else values == target
+
+
+def trial_seconds(fit_seconds, rows, features, N, m) -> tuple[float, str]:
+    """The expected fit time of one trial with ``N`` rows and ``m`` features, from the fit times
+    of records of the same model on the same data set (``fit_seconds``, with each record's
+    ``rows`` and ``features``; NaN where unknown): the median of the records with the same N
+    and m; else of those with the same m, else of all, each scaled to N in proportion to the
+    rows (an epoch's cost grows with N, the number of epochs does not; scikit-learn's SVM grows
+    faster, so its estimate is low there). Returns the seconds and a phrase naming the basis."""
+    seconds = np.nan_to_num(np.asarray(fit_seconds, dtype=float))
+    rows = np.asarray(rows, dtype=float)
+    features = np.asarray(features, dtype=float)
+    exact = _same(rows, N) & _same(features, m)
+    if exact.any():
+        per_trial = float(np.median(seconds[exact]))
+        return per_trial, f"median {per_trial:.1f} s/trial of {int(exact.sum())} records"
+    same_m = _same(features, m)
+    pool = same_m if same_m.any() else np.ones(len(seconds), dtype=bool)
+    ratio = np.ones(int(pool.sum()))
+    if N:
+        known = rows[pool] > 0
+        ratio[known] = N / rows[pool][known]
+    scaled = seconds[pool] * ratio
     per_trial = float(np.median(scaled))
+    where = "other N" if same_m.any() else "other N or m"
     return per_trial, (
-        f"median {per_trial:.1f} s/trial of {len(basis)} records, {where}"
-        + (", scaled to N" if size else "")
+        f"median {per_trial:.1f} s/trial of {int(pool.sum())} records, {where}"
+        + (", scaled to N" if N else "")
     )
 
 
@@ -104,7 +114,13 @@ def plan_setting(cfg: DictConfig | Mapping[str, Any], records=None) -> Plan:
     seconds = None
     basis = f"no records of {model} on {data['name']} yet"
     if same:
-        per_trial, basis = trial_seconds(same, data)
+        per_trial, basis = trial_seconds(
+            [r.get("fit_seconds") for r in same],
+            [_number((r.get("data") or {}).get("N")) for r in same],
+            [_number((r.get("data") or {}).get("m")) for r in same],
+            data.get("N"),
+            data.get("m"),
+        )
         from pilid.models.registry import get_model
 
         batchable = bool(getattr(get_model(model), "batchable", False))

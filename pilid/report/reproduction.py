@@ -47,6 +47,13 @@ from pilid.data import DATASETS
 from pilid.report.labels import DATASET_ORDER, LOWER_IS_BETTER, MODEL_LABELS
 from pilid.report.paper import PAPER_TABLES, paper_results
 from pilid.report.records import ExperimentGrid, Setting, select_records
+from pilid.report.remaining import (
+    PAPER_EXPERIMENTS,
+    left_text,
+    remaining_settings,
+    remaining_work,
+    total_left,
+)
 from pilid.report.stats import paired_by_seed
 from pilid.report.table_model import Table
 from pilid.tasks import metric_label
@@ -55,8 +62,6 @@ from pilid.tasks import metric_label
 PAPER_TRIALS = 20
 #: Table 2 averages every trial over m = 10, 20, 30, 40, 50: a cell holds 20 x 5 records.
 TABLE2_M_VALUES = 5
-#: The experiments whose tables are the paper's (``conf/experiment/<name>.yaml``).
-PAPER_EXPERIMENTS = ("sim_regression", "sim_classification", "init_significance", "real_data")
 #: The paper's tables in its order, with the experiment that fills each.
 PAPER_TABLE_EXPERIMENT = {
     "tab-n20000": "sim_regression",
@@ -869,8 +874,29 @@ def _cell_labels(row) -> tuple[str, str]:
     return row.row, row.column
 
 
-def table_section(cells: pd.DataFrame, paper_table: str, tables_dir: str) -> list[str]:
-    """One paper table: heading, status line and (when any cell was run) one line per cell."""
+def _left_for(left: pd.DataFrame | None, paper_table: str):
+    """The row of `remaining_work` for one paper table (None: nothing left, or not computed)."""
+    if left is None or left.empty:
+        return None
+    hits = left[left["paper_table"] == paper_table]
+    return next(hits.itertuples(index=False), None)
+
+
+def _left_sentence(row) -> str:
+    """Why cells are empty: `` Left to run for lack of compute so far: <what>; see ...``."""
+    if row is None:
+        return ""
+    return (
+        f" Left to run for lack of compute so far: {left_text(row, _duration)} (see *What is "
+        "left to run*)."
+    )
+
+
+def table_section(
+    cells: pd.DataFrame, paper_table: str, tables_dir: str, left: pd.DataFrame | None = None
+) -> list[str]:
+    """One paper table: heading, status line and (when any cell was run) one line per cell;
+    ``left`` (`remaining_work`) says what its empty cells would cost."""
     part = cells[cells["paper_table"] == paper_table]
     run = part[part["trials"] > 0]
     name = PAPER_TABLES.get(paper_table, paper_table)
@@ -883,14 +909,14 @@ def table_section(cells: pd.DataFrame, paper_table: str, tables_dir: str) -> lis
     experiment = PAPER_TABLE_EXPERIMENT[paper_table]
     if run.empty:
         lines += [
-            f"{status}: {NOT_RUN}. Run `python -m pilid.run -m experiment={experiment} "
-            "results_dir=results/records`.",
+            f"{status}: {NOT_RUN}.{_left_sentence(_left_for(left, paper_table))} Run "
+            f"`python -m pilid.run -m experiment={experiment} results_dir=results/records`.",
             "",
         ]
         return lines
     if len(run) < len(part) or reduced:
         status += f" (reduced run; {reduced} of them with fewer than {PAPER_TRIALS} trials)"
-    lines += [status + ".", ""]
+    lines += [status + "." + _left_sentence(_left_for(left, paper_table)), ""]
     if paper_table == "tab-initial":
         lines += [
             "Each trial is averaged over m = 10, ..., 50 first (as in the paper), so a full cell "
@@ -924,11 +950,14 @@ def _metrics_text(part: pd.DataFrame) -> str:
     return ", ".join(metric_label(m) for m in dict.fromkeys(part["metric"]))
 
 
-def overview_section(cells: pd.DataFrame) -> list[str]:
+def overview_section(cells: pd.DataFrame, left: pd.DataFrame | None = None) -> list[str]:
+    """One line per paper table: cells run, reduced cells, ours against the paper's and, with
+    ``left`` (`remaining_work`), the trials left and their estimated fit time."""
     lines = [
         "| Paper table | Metric | Cells run / in the paper | Reduced cells | Ours better / worse "
-        "than the paper | Median abs(ours − paper) |",
-        "|:---|:---|---:|---:|---:|---:|",
+        "than the paper | Median abs(ours − paper) |"
+        + (" Left to run (fit time, est.) |" if left is not None else ""),
+        "|:---|:---|---:|---:|---:|---:|" + ("---:|" if left is not None else ""),
     ]
     for paper_table in PAPER_TABLE_ORDER:
         part = cells[cells["paper_table"] == paper_table]
@@ -941,11 +970,29 @@ def overview_section(cells: pd.DataFrame) -> list[str]:
             wins = int(np.sum(np.where(lower, diff < 0, diff > 0)))
             better = f"{wins} / {len(run) - wins}"
             median = f"{run['difference'].abs().median():.4f}"
-        lines.append(
+        line = (
             f"| {PAPER_TABLES[paper_table]} | {_metrics_text(part)} | {len(run)} / {len(part)} | "
             f"{int(run['reduced'].sum())} | {better} | {median} |"
         )
+        if left is not None:
+            row = _left_for(left, paper_table)
+            line += " nothing |" if row is None else f" {_left_cost(row)} |"
+        lines.append(line)
+    if left is not None:
+        lines += [
+            "",
+            "Left to run: the trials the paper's cells still miss, and their fit time estimated "
+            "from the records (see *What is left to run*).",
+        ]
     return lines + [""]
+
+
+def _left_cost(row) -> str:
+    """``120 trials, ~1.4 h`` (or ``no estimate`` when no setting has one)."""
+    cost = f"~{_duration(row.seconds)}" if row.settings > row.unestimated else "no estimate"
+    if 0 < row.unestimated < row.settings:
+        cost += f" + {int(row.unestimated)} without an estimate"
+    return f"{int(row.trials)} trials, {cost}"
 
 
 def claims_section(found: list[Claim]) -> list[str]:
@@ -1212,6 +1259,48 @@ COMMANDS = (
 )
 
 
+def left_section(settings: pd.DataFrame, records: pd.DataFrame) -> list[str]:
+    """What is left to run (`remaining_settings`), per paper table and in all, and why."""
+    left = remaining_work(settings)
+    if left.empty:
+        return [f"Nothing: every cell of the paper's tables has {PAPER_TRIALS} trials.", ""]
+    trials, seconds, unestimated = total_left(settings)
+    devices = sorted(set(records["device"].dropna().astype(str))) if "device" in records else []
+    lines = [
+        "Why the empty and reduced cells are so: compute. The records were made on "
+        f"{' and '.join(devices) or 'an unrecorded device'} (see *Hardware* below). "
+        "Per paper table: the settings of its experiment config (`conf/experiment/`) that fill "
+        f"a paper cell and have fewer than {PAPER_TRIALS} trials recorded, the trials they "
+        "miss, and their fit time estimated by the dry run's rule (`dry_run=true`: the median "
+        "`fit_seconds` of the records of the same model on the same data set, at the same N "
+        "and m, else scaled to the setting's N) from the committed records, so at their "
+        "machine's pace. Fit time adds up over parallel workers: two one-thread workers take "
+        "about half of it in wall time. A setting that fills two tables counts in both rows.",
+        "",
+        "| Table | Settings left | Trials left | Fit time left (est.) | Settings without an "
+        "estimate |",
+        "|:---|---:|---:|---:|---:|",
+    ]
+    for paper_table in PAPER_TABLE_ORDER:
+        row = _left_for(left, paper_table)
+        if row is None:
+            lines.append(f"| {PAPER_TABLES[paper_table]} | 0 | 0 | — | 0 |")
+            continue
+        estimate = _duration(row.seconds) if row.settings > row.unestimated else "—"
+        lines.append(
+            f"| {PAPER_TABLES[paper_table]} | {int(row.settings)} | {int(row.trials)} | "
+            f"{estimate} | {int(row.unestimated)} |"
+        )
+    lines += [
+        "",
+        f"In all, each setting once: {trials} trials, about {_duration(seconds)} of fit time"
+        + (f", plus {unestimated} setting(s) without an estimate" if unestimated else "")
+        + ". The runner resumes: the commands below run only the missing trials.",
+        "",
+    ]
+    return lines
+
+
 def commands_section() -> list[str]:
     lines = [
         "Each command runs (or resumes) one experiment into `results/records`; then "
@@ -1257,11 +1346,13 @@ def build_reproduction(
     tables_dir: str = "results/tables",
     notes: str | None = None,
     sim_generator: str | None = None,
+    left: pd.DataFrame | None = None,
 ) -> str:
     """The text of REPRODUCTION.md from the normalised ``records`` and our ``tables`` of them
     (`paper_tables`). ``figure_link``: the paper-vs-ours figure relative to the file (None: not
     drawn); ``sim_generator``: the synthetic generator the simulation experiments use (None:
-    the default one); ``tables_dir`` is also where ``generators_linear.csv`` is read from."""
+    the default one); ``tables_dir`` is also where ``generators_linear.csv`` is read from;
+    ``left``: `remaining_settings` of the records (None: the text says nothing of it)."""
     cells = paper_cells(tables)
     run = run_cells(cells)
     found = claims(tables, records)
@@ -1304,7 +1395,8 @@ def build_reproduction(
             "The paper-vs-ours figure is not drawn: no cell of the paper's tables has records yet.",
             "",
         ]
-    lines += ["## Overview", ""] + overview_section(cells)
+    per_table = remaining_work(left) if left is not None else None
+    lines += ["## Overview", ""] + overview_section(cells, per_table)
     lines += ["## The paper's claims", ""] + claims_section(found)
     lines += [
         "## Every table of the paper, ours beside it",
@@ -1316,12 +1408,14 @@ def build_reproduction(
         "",
     ]
     for paper_table in PAPER_TABLE_ORDER:
-        lines += table_section(cells, paper_table, tables_dir)
+        lines += table_section(cells, paper_table, tables_dir, per_table)
     lines += ["## Our GAM family against the paper's", ""] + gam_family_section(cells)
     lines += ["## The synthetic data generator", ""] + generator_section(
         cells, records, sim_generator, tables_dir
     )
     lines += ["## Compute per table", ""] + compute_section(tables, records)
+    if left is not None:
+        lines += ["## What is left to run", ""] + left_section(left, records)
     lines += ["## Commands that reproduce each table", ""] + commands_section()
     text = "\n".join(lines).rstrip("\n") + "\n\n"
     return text + (read_notes() if notes is None else notes).rstrip("\n") + "\n"
@@ -1354,6 +1448,7 @@ def make_reproduction(
         figure_link=link,
         tables_dir=Path(tables_dir).as_posix(),
         sim_generator=paper_generator(conf_dir),
+        left=remaining_settings(records, conf_dir),
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
