@@ -9,27 +9,11 @@ import sys
 
 import numpy as np
 import pytest
-from hydra import compose, initialize_config_dir
+from test_runner import TINY_DATA, TINY_PILID, _compose  # the runner tests' tiny settings
 
-from pilid.config import CONF_DIR
 from pilid.experiments import run_setting
 from pilid.experiments.planning import plan_setting
 from pilid.experiments.store import ResultStore, records_in
-
-TINY_DATA = ["data.N=300", "data.m=3", "data.n_interactions=2"]
-TINY_PILID = [
-    "model=pilid",
-    "gamma=3",
-    "model.hidden_layers=[8,8]",
-    "train.epochs=3",
-    "train.batch_size=64",
-    "train.patience=null",
-]
-
-
-def _compose(overrides):
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose(config_name="config", overrides=overrides)
 
 
 def _records(results):
