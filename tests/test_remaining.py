@@ -99,7 +99,7 @@ def test_reproduction_says_what_is_left_and_why(left):
     table1 = remaining_work(left).set_index("paper_table").loc["tab-n20000"]
     assert f"| {int(table1.trials)} trials, ~{rp._duration(table1.seconds)} + 25 without" in text
     section = text.split("## What is left to run")[1].split("\n## ")[0]
-    assert "The records were made on cpu" in section
+    assert "The records name their device: cpu (" in section
     assert f"| Table 1 | 50 | {50 * 20 - 12} | {rp._duration(table1.seconds)} | 25 |" in section
     status = text.split("### Table 2 (MSE)")[1].split("\n### ")[0]
     assert "Left to run for lack of compute so far: 3988 trials of 200 settings" in status

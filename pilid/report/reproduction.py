@@ -1267,8 +1267,8 @@ def left_section(settings: pd.DataFrame, records: pd.DataFrame) -> list[str]:
     trials, seconds, unestimated = total_left(settings)
     devices = sorted(set(records["device"].dropna().astype(str))) if "device" in records else []
     lines = [
-        "Why the empty and reduced cells are so: compute. The records were made on "
-        f"{' and '.join(devices) or 'an unrecorded device'} (see *Hardware* below). "
+        "Why the empty and reduced cells are so: compute. The records name their device: "
+        f"{', '.join(devices) or 'none'} (the machine: *Hardware* below). "
         "Per paper table: the settings of its experiment config (`conf/experiment/`) that fill "
         f"a paper cell and have fewer than {PAPER_TRIALS} trials recorded, the trials they "
         "miss, and their fit time estimated by the dry run's rule (`dry_run=true`: the median "
