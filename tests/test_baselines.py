@@ -7,6 +7,8 @@ hold on additive data. Spambase runs through the runner in tests/test_registry.p
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -21,7 +23,7 @@ from pilid.data import load_dataset, make_split
 from pilid.errors import PilidError
 from pilid.models.ga import GAClassifier, GARegressor
 from pilid.models.ga2m import GA2MClassifier, GA2MRegressor
-from pilid.models.gam import GAMClassifier, GAMRegressor
+from pilid.models.gam import GAMClassifier, GAMRegressor, search_lam
 from pilid.models.inputs import categorical_mask
 from pilid.models.registry import get_model, predict_scores, score
 from pilid.models.svm import SVMClassifier
@@ -99,6 +101,55 @@ def test_gam_gridsearch_picks_the_smoothing_with_the_best_gcv():
         model.lam = lam
         gcv.append(model.fit(X, y).statistics_["GCV"])
     assert gam.lam_ == grid[int(np.argmin(gcv))]
+
+
+def test_gam_lam_search_is_pygams_gridsearch_where_that_finds_a_model():
+    """`search_lam` walks the grid as pygam's gridsearch does (order, warm starts, first best)."""
+    from pygam import LinearGAM, LogisticGAM, s
+
+    X, y, f = _additive_data(300, seed=6)
+    lams = np.array([1e-3, 1e-1, 10.0, 1e3])
+    for cls, target in ((LinearGAM, y), (LogisticGAM, (f > np.median(f)).astype(float))):
+        terms = s(0, n_splines=8) + s(1, n_splines=8) + s(2, n_splines=8)
+        theirs = cls(terms).gridsearch(X, target, lam=lams, progress=False)
+        ours, scores = search_lam(cls(terms), X, target, lams)
+        np.testing.assert_array_equal(ours.coef_, theirs.coef_)
+        assert np.all(np.isfinite(scores)) and ours.lam == theirs.lam
+
+
+def test_gam_lam_search_neither_picks_nor_warm_starts_from_a_fit_without_a_finite_ubre(
+    monkeypatch,
+):
+    """Spambase trial 14: at lam=0.01 pygam's IRLS ended with a NaN UBRE and coefficients so large
+    that every fitted probability is 0 or 1; gridsearch warm-started every later lam from them,
+    each diverged at once (all IRLS weights 0) and no model was left. Such a fit is now neither
+    chosen nor a warm start."""
+    import pygam
+
+    class SaturatedAtSmallLam(pygam.LogisticGAM):  # the failure, made to order
+        def fit(self, X, y, weights=None):
+            super().fit(X, y, weights)
+            if np.ravel(self.lam)[0] < 0.05:
+                self.coef_ = self.coef_ * 1e6
+                self.statistics_["UBRE"] = np.nan
+            return self
+
+    X, _, f = _additive_data(300, seed=7)
+    labels = (f > np.median(f)).astype(int)
+    healthy = GAMClassifier(n_splines=8, lam_grid=[1.0, 100.0]).fit(X, labels)
+    with monkeypatch.context() as patch:
+        patch.setattr(pygam, "LogisticGAM", SaturatedAtSmallLam)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            with pytest.raises(AttributeError):  # pygam's own search: no model, best is None
+                SaturatedAtSmallLam(healthy.gam_.terms).gridsearch(
+                    X, labels, lam=np.array([0.01, 1.0, 100.0]), progress=False
+                )
+        gam = GAMClassifier(n_splines=8, lam_grid=[0.001, 0.01, 1.0, 100.0]).fit(X, labels)
+    assert np.isnan(gam.lam_scores_[:2]).all() and np.isfinite(gam.lam_scores_[2:]).all()
+    assert gam.lam_ == healthy.lam_  # lam=1 started cold, as in a search without the bad lams
+    np.testing.assert_array_equal(gam.gam_.coef_, healthy.gam_.coef_)
+    np.testing.assert_array_equal(gam.lam_scores_[2:], healthy.lam_scores_)
 
 
 def test_gam_is_additive_and_recovers_a_smooth_additive_truth():

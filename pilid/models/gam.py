@@ -45,15 +45,75 @@ def _n_unique(X: np.ndarray) -> np.ndarray:
 CLIP_QUANTILE = 0.001  # spline columns are clipped to their training 0.1% and 99.9% quantiles
 
 
+def _objective(gam) -> float:
+    """pygam's smoothing objective of a fitted model: UBRE (known scale: logistic), else GCV."""
+    return float(gam.statistics_["UBRE" if gam.distribution._known_scale else "GCV"])
+
+
+def _finite_model(gam) -> bool:
+    return bool(np.all(np.isfinite(gam.coef_))) and bool(np.isfinite(_objective(gam)))
+
+
+def search_lam(gam, X: np.ndarray, y: np.ndarray, lams: np.ndarray, progress: bool = False):
+    """Choose one smoothing strength lam (shared by all terms) by GCV / UBRE over `lams`.
+
+    pygam's `gridsearch`, step for step: the lams in the given order, each fit warm-started from
+    the coefficients of an earlier fit, the first lowest objective wins. One difference: pygam
+    warm-starts from the last fit that raised no error, even one with an infinite objective or
+    NaN coefficients (a non-converged fit on nearly separable classes), and then every later lam
+    diverges at once and no model is chosen (spambase, trial 14). Here only a fit with finite
+    coefficients and a finite objective is a candidate and a warm start; before the first one,
+    each lam starts cold. Where pygam's search met no such fit, the two choose the same model.
+
+    Returns the chosen fitted model and the objective at each lam (NaN: no candidate).
+    """
+    from copy import deepcopy
+
+    # As gridsearch: check the parameters and place the knots on X once, then copy per lam.
+    gam._validate_params()
+    gam._validate_data_dep_params(X)
+    weights = np.ones_like(y, dtype=np.float64)
+    scores = np.full(lams.size, np.nan)
+    best, start = None, None
+    steps = range(lams.size)
+    if progress:
+        from tqdm.auto import tqdm
+
+        steps = tqdm(steps, desc="GAM lam grid", unit="lam")
+    for i in steps:  # one fit per smoothing strength, not a loop over samples
+        candidate = deepcopy(gam)
+        candidate.set_params(lam=float(lams[i]))
+        if start is not None:
+            candidate.set_params(coef_=start.coef_, force=True, verbose=False)
+        try:
+            candidate.fit(X, y, weights)
+        except ValueError:  # pygam's OptimizationError (diverged) is a ValueError
+            continue
+        if not _finite_model(candidate):
+            continue
+        scores[i] = _objective(candidate)
+        start = candidate
+        if best is None or scores[i] < _objective(best):
+            best = candidate
+    if best is None:
+        raise PilidError(
+            f"the GAM failed to fit for every lam in {lams.tolist()}; try a different "
+            "model.lam_grid (e.g. model.lam_grid=[1,10,100,1000]) or fewer model.n_splines"
+        )
+    return best, scores
+
+
 class GAMBase(BaseEstimator):
     """Shared fitting code of the GAM adapter (Hastie & Tibshirani 1986; Lou et al. 2012).
 
     The additive model is b + sum_j f_j(x_j): a penalised cubic B-spline f_j (pygam `s(j)`) for each
     numeric column, a linear term (pygam `l(j)`, exact for a 0/1 column) for each categorical
     (one-hot indicator) column and each column with two distinct values; constant columns get no
-    term. One smoothing strength lam, shared by all terms, is chosen from `lam_grid` by pygam's
-    `gridsearch` on the training data (GCV for regression, UBRE for classification); a grid of
-    one value fits that lam directly.
+    term. One smoothing strength lam, shared by all terms, is chosen from `lam_grid` on the
+    training data by `search_lam` (pygam's grid search, GCV for regression and UBRE for
+    classification, without its failure mode); a grid of one value fits that lam directly.
+    After `fit`: `gam_` (the chosen pygam model), `lam_`, `lam_scores_` (the objective at each lam
+    of the grid, NaN where the fit failed or did not give a finite model) and `n_iter_`.
     """
 
     _pygam_class = "LinearGAM"
@@ -150,14 +210,9 @@ class GAMBase(BaseEstimator):
             if lams.size == 1:
                 gam.lam = float(lams[0])
                 gam.fit(X, y)
+                self.lam_scores_ = np.array([_objective(gam)])
             else:
-                try:
-                    gam.gridsearch(X, y, lam=lams, progress=bool(self.verbose))
-                except AttributeError as error:  # pygam: no lam of the grid gave a model
-                    raise PilidError(
-                        f"the GAM failed to fit for every lam in {lams.tolist()}; try a "
-                        "different lam_grid or fewer n_splines"
-                    ) from error
+                gam, self.lam_scores_ = search_lam(gam, X, y, lams, progress=bool(self.verbose))
         self.gam_ = gam
         self.n_iter_ = len(gam.logs_.get("diffs", ()))
         self.lam_ = float(np.ravel(gam.lam[0])[0])
@@ -176,7 +231,7 @@ class GAMRegressor(RegressorMixin, GAMBase):
     Parameters
     ----------
     n_splines, spline_order : B-spline basis size and degree of each numeric term.
-    lam_grid : smoothing strengths searched by pygam `gridsearch` (GCV); one value: no search.
+    lam_grid : smoothing strengths searched by `search_lam` (GCV); one value: no search.
     max_iter, tol : pygam's P-IRLS iterations and tolerance.
     categorical_features : indices, names or boolean mask of categorical (indicator) columns;
         they get linear terms.
