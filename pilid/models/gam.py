@@ -59,9 +59,10 @@ def search_lam(gam, X: np.ndarray, y: np.ndarray, lams: np.ndarray, progress: bo
 
     pygam's `gridsearch`, step for step: the lams in the given order, each fit warm-started from
     the coefficients of an earlier fit, the first lowest objective wins. One difference: pygam
-    warm-starts from the last fit that raised no error, even one with an infinite objective or
-    NaN coefficients (a non-converged fit on nearly separable classes), and then every later lam
-    diverges at once and no model is chosen (spambase, trial 14). Here only a fit with finite
+    warm-starts from the last fit that raised no error, even one with an infinite or NaN
+    objective (a non-converged fit on nearly separable classes, its coefficients so large that
+    every fitted probability is 0 or 1); then every later lam diverges at once and no model is
+    chosen (spambase, trial 14). Here only a fit with finite
     coefficients and a finite objective is a candidate and a warm start; before the first one,
     each lam starts cold. Where pygam's search met no such fit, the two choose the same model.
 
