@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from copy import deepcopy
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -50,10 +51,6 @@ def _objective(gam) -> float:
     return float(gam.statistics_["UBRE" if gam.distribution._known_scale else "GCV"])
 
 
-def _finite_model(gam) -> bool:
-    return bool(np.all(np.isfinite(gam.coef_))) and bool(np.isfinite(_objective(gam)))
-
-
 def search_lam(gam, X: np.ndarray, y: np.ndarray, lams: np.ndarray, progress: bool = False):
     """Choose one smoothing strength lam (shared by all terms) by GCV / UBRE over `lams`.
 
@@ -68,14 +65,12 @@ def search_lam(gam, X: np.ndarray, y: np.ndarray, lams: np.ndarray, progress: bo
 
     Returns the chosen fitted model and the objective at each lam (NaN: no candidate).
     """
-    from copy import deepcopy
-
     # As gridsearch: check the parameters and place the knots on X once, then copy per lam.
     gam._validate_params()
     gam._validate_data_dep_params(X)
     weights = np.ones_like(y, dtype=np.float64)
     scores = np.full(lams.size, np.nan)
-    best, start = None, None
+    chosen, start = None, None  # the lowest objective so far; the last candidate (warm start)
     steps = range(lams.size)
     if progress:
         from tqdm.auto import tqdm
@@ -90,18 +85,18 @@ def search_lam(gam, X: np.ndarray, y: np.ndarray, lams: np.ndarray, progress: bo
             candidate.fit(X, y, weights)
         except ValueError:  # pygam's OptimizationError (diverged) is a ValueError
             continue
-        if not _finite_model(candidate):
+        score = _objective(candidate)
+        if not (np.isfinite(score) and np.isfinite(candidate.coef_).all()):
             continue
-        scores[i] = _objective(candidate)
-        start = candidate
-        if best is None or scores[i] < _objective(best):
-            best = candidate
-    if best is None:
+        scores[i], start = score, candidate
+        if chosen is None or score < _objective(chosen):  # ties: the first, as pygam
+            chosen = candidate
+    if chosen is None:
         raise PilidError(
             f"the GAM failed to fit for every lam in {lams.tolist()}; try a different "
             "model.lam_grid (e.g. model.lam_grid=[1,10,100,1000]) or fewer model.n_splines"
         )
-    return best, scores
+    return chosen, scores
 
 
 class GAMBase(BaseEstimator):
