@@ -1296,8 +1296,8 @@ def left_section(settings: pd.DataFrame, records: pd.DataFrame) -> list[str]:
         f"In all, each setting once: {trials} trials, about {_duration(seconds)} of fit time"
         + (f", plus {unestimated} setting(s) without an estimate" if unestimated else "")
         + ". The runner resumes: the commands below run only the missing trials;"
-        " `bash scripts/reproduce_simulation.sh` runs the simulation tables' in an order that"
-        " completes whole cells first (`DRY_RUN=1` lists each step's trials left).",
+        " `bash scripts/reproduce_simulation.sh` runs the simulation tables' missing trials in an"
+        " order that completes whole cells first (`DRY_RUN=1` lists each step's trials left).",
         "",
     ]
     return lines
