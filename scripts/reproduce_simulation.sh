@@ -11,10 +11,8 @@ set -euo pipefail
 RESULTS="${RESULTS:-results/records}"
 N_JOBS="${N_JOBS:-2}"
 export OMP_NUM_THREADS=1
-extra=()
-if [ -n "${DRY_RUN:-}" ]; then extra+=(dry_run=true); fi
 run() { nice -n 10 python -m pilid.run -m "$@" results_dir="$RESULTS" train.n_jobs="$N_JOBS" \
-    hydra.sweep.dir="${SWEEP_DIR:-multirun}/$(date +%Y%m%d-%H%M%S)" "${extra[@]}"; }
+    hydra.sweep.dir="${SWEEP_DIR:-multirun}/$(date +%Y%m%d-%H%M%S)" ${DRY_RUN:+dry_run=true}; }
 for N in 5000 10000 15000 20000; do
     for gamma in 1 5 10 15 20; do
         run experiment=init_significance data.N="$N" gamma="$gamma"
