@@ -1297,7 +1297,9 @@ def left_section(settings: pd.DataFrame, records: pd.DataFrame) -> list[str]:
         + (f", plus {unestimated} setting(s) without an estimate" if unestimated else "")
         + ". The runner resumes: the commands below run only the missing trials;"
         " `bash scripts/reproduce_simulation.sh` runs the simulation tables' missing trials in an"
-        " order that completes whole cells first (`DRY_RUN=1` lists each step's trials left).",
+        " order that completes whole cells first: Table 2, then the cells claim (a) compares, then"
+        " every other cell at 5 trials (a reduced run, marked †) before topping it up to 20"
+        " (`DRY_RUN=1` lists each step's trials left).",
         "",
     ]
     return lines
