@@ -340,11 +340,43 @@ def test_compute_summary_from_the_records(good, text):
     n = len(real)
     compute = text.split("## Compute per table")[1]
     line = next(line for line in compute.splitlines() if line.startswith("| Table 3 |"))
-    assert line.startswith(f"| Table 3 | {n} | {n * 1.5 / 60:.1f} min |")
+    # trials finish a minute apart, each block of 10 took 10 x 1.5 s: 19 min of gaps under the
+    # 2-minute bridge plus the first block's 15 s
+    assert line.startswith(f"| Table 3 | {n} | {n * 1.5 / 60:.1f} min | {19.25:.1f} min |")
     assert "2026-01-01 00:00 UTC → 2026-01-01 00:19 UTC (19.0 min)" in line
     assert "| cpu | blocks of 10 trials, 2 process(es) x 1 thread | 2.13.0+cpu |" in line
-    assert "| Table 1 | 0 | — | not run yet |" not in text  # Table 1 (N=20000) was run
-    assert "| supplementary table (N=5000) | 0 | — | not run yet |" in text
+    assert "| Table 1 | 0 | — | — | not run yet |" not in text  # Table 1 (N=20000) was run
+    assert "| supplementary table (N=5000) | 0 | — | — | not run yet |" in text
+
+
+def _timed(finish_minutes, fit, layout):
+    return pd.DataFrame(
+        {
+            "finished_at": [
+                (START + timedelta(minutes=t)).isoformat(timespec="seconds") for t in finish_minutes
+            ],
+            "fit_seconds": fit,
+            "layout": layout,
+        }
+    )
+
+
+def test_active_wall_time_is_the_union_of_fit_intervals_with_short_gaps_bridged():
+    alone = {"mode": "trial", "processes": 1}
+    # two one-trial fits of 60 s ending at 0 and 10 min: a 9-minute gap is a pause
+    assert rp.active_wall_seconds(_timed([0, 10], [60.0, 60.0], [alone, alone])) == 120.0
+    # ending at 0 and 2 min: the 60-s gap is bridged, so the run spans 3 minutes
+    assert rp.active_wall_seconds(_timed([0, 2], [60.0, 60.0], [alone, alone])) == 180.0
+    # a block of 4 trials (fit_seconds is the block's wall divided among them) and, in a second
+    # process, a block of 2 overlapping it: the union, not the sum
+    four = {"mode": "block", "block": [0, 4], "block_size": 10, "processes": 2}
+    two = {"mode": "block", "block": [4, 6], "block_size": 10, "processes": 2}
+    frame = _timed([10] * 4 + [9] * 2, [30.0] * 4 + [30.0] * 2, [four] * 4 + [two] * 2)
+    assert rp.active_wall_seconds(frame) == 120.0  # [8:00, 10:00] covers [8:00, 9:00]
+    assert rp.active_wall_seconds(frame, bridge=0) == 120.0
+    assert rp.active_wall_seconds(_timed([5, 30], [60.0, 60.0], [alone, alone]), bridge=1800) == (
+        26 * 60.0
+    )
 
 
 def test_commands_and_notes_are_in_the_file(text):

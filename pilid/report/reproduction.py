@@ -815,6 +815,46 @@ def _layout_text(layout) -> str:
     return f"one trial at a time, {processes} process(es)"
 
 
+#: Gaps between a table's fit intervals shorter than this count as work (data generation,
+#: process start-up between blocks); longer ones as a pause between runs.
+BRIDGE_SECONDS = 120.0
+
+
+def _trials_in_block(layout) -> int:
+    """How many trials shared a record's block (its ``fit_seconds`` is the block's wall time
+    divided among them); 1 for a trial fitted alone."""
+    if not isinstance(layout, dict) or layout.get("mode") != "block":
+        return 1
+    block = layout.get("block")
+    if isinstance(block, list | tuple) and len(block) == 2:
+        return max(int(block[1]) - int(block[0]), 1)
+    return int(layout.get("block_size") or 1)
+
+
+def active_wall_seconds(records: pd.DataFrame, bridge: float = BRIDGE_SECONDS) -> float:
+    """Wall time the records took, pauses left out: the union of their fit intervals
+    ``[finished_at - block wall time, finished_at]`` (block wall time = ``fit_seconds`` x the
+    trials of the block), with gaps shorter than ``bridge`` seconds counted in."""
+    if records is None or records.empty or "finished_at" not in records:
+        return math.nan
+    end = pd.to_datetime(records["finished_at"], errors="coerce", utc=True)
+    fit = pd.to_numeric(records.get("fit_seconds"), errors="coerce").fillna(0.0)
+    layouts = records["layout"] if "layout" in records else pd.Series(None, index=records.index)
+    wall = fit * layouts.map(_trials_in_block).astype(float)
+    keep = end.notna().to_numpy()
+    if not keep.any():
+        return math.nan
+    stop = end[keep].map(pd.Timestamp.timestamp).to_numpy(dtype=float)
+    start = stop - wall[keep].to_numpy(dtype=float)
+    order = np.argsort(start, kind="stable")
+    start, stop = start[order], stop[order]
+    reach = np.maximum.accumulate(stop)  # the latest end of any interval started so far
+    new_run = np.concatenate([[True], start[1:] > reach[:-1] + bridge])
+    run = np.cumsum(new_run)
+    spans = pd.DataFrame({"run": run, "start": start, "stop": stop}).groupby("run")
+    return float((spans["stop"].max() - spans["start"].min()).sum())
+
+
 def compute_summary(records: pd.DataFrame) -> dict:
     """Trials, summed fit time, first/last finish time, devices, layouts and torch builds of
     ``records`` (the records behind a table)."""
@@ -840,6 +880,7 @@ def compute_summary(records: pd.DataFrame) -> dict:
     return {
         "trials": len(records),
         "fit_seconds": float(fit.sum()) if fit is not None and fit.notna().any() else math.nan,
+        "active_seconds": active_wall_seconds(records),
         "first": finished.min() if len(finished) else None,
         "last": finished.max() if len(finished) else None,
         "devices": devices,
@@ -1205,14 +1246,17 @@ def compute_section(tables: list[Table], records: pd.DataFrame) -> list[str]:
     lines = [
         "From the records behind each table: the trials, their fit time summed over trials "
         "(`fit_seconds`: a block's wall time divided among its trials; parallel processes add "
-        "up), the first and last finish time (`finished_at`; the span includes any pause "
-        "between runs), and the device, process layout and torch build the records name. The "
+        "up), the wall time they took with pauses left out (active: the union of the blocks' "
+        "fit intervals, each ending at its `finished_at`, gaps under "
+        f"{BRIDGE_SECONDS / 60:.0f} min counted in), the first and last finish time (the span "
+        "includes any pause between runs), and the device, process layout and torch build the "
+        "records name. The "
         "CPU or GPU model is not recorded. Settings shared by two tables (Table 2's "
         "least-squares half is Table 1's PiLiD) count in both.",
         "",
-        "| Table | Trials | Fit time (sum) | First → last finish (span) | Device | Layout "
-        "| torch |",
-        "|:---|---:|---:|:---|:---|:---|:---|",
+        "| Table | Trials | Fit time (sum) | Wall time (active) | First → last finish (span) "
+        "| Device | Layout | torch |",
+        "|:---|---:|---:|---:|:---|:---|:---|:---|",
     ]
     for paper_table in PAPER_TABLE_ORDER:
         experiment = PAPER_TABLE_EXPERIMENT[paper_table]
@@ -1225,7 +1269,7 @@ def compute_section(tables: list[Table], records: pd.DataFrame) -> list[str]:
         summary = compute_summary(frame)
         name = PAPER_TABLES[paper_table]
         if not summary["trials"]:
-            lines.append(f"| {name} | 0 | — | {NOT_RUN} | — | — | — |")
+            lines.append(f"| {name} | 0 | — | — | {NOT_RUN} | — | — | — |")
             continue
         span = (
             _duration((summary["last"] - summary["first"]).total_seconds())
@@ -1234,6 +1278,7 @@ def compute_section(tables: list[Table], records: pd.DataFrame) -> list[str]:
         )
         lines.append(
             f"| {name} | {summary['trials']} | {_duration(summary['fit_seconds'])} | "
+            f"{_duration(summary['active_seconds'])} | "
             f"{_time(summary['first'])} → {_time(summary['last'])} ({span}) | "
             f"{', '.join(summary['devices']) or '?'} | {'; '.join(summary['layouts'])} | "
             f"{', '.join(summary['torch']) or '?'} |"
@@ -1242,7 +1287,8 @@ def compute_section(tables: list[Table], records: pd.DataFrame) -> list[str]:
     lines += [
         "",
         f"All {total['trials']} records of the results file: fit time "
-        f"{_duration(total.get('fit_seconds', math.nan))} summed over trials, finished between "
+        f"{_duration(total.get('fit_seconds', math.nan))} summed over trials, "
+        f"{_duration(total.get('active_seconds', math.nan))} of active wall time, finished between "
         f"{_time(total.get('first'))} and {_time(total.get('last'))}.",
         "",
     ]
