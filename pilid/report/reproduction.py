@@ -1252,7 +1252,9 @@ def compute_section(tables: list[Table], records: pd.DataFrame) -> list[str]:
         "includes any pause between runs), and the device, process layout and torch build the "
         "records name. The "
         "CPU or GPU model is not recorded. Settings shared by two tables (Table 2's "
-        "least-squares half is Table 1's PiLiD) count in both.",
+        "least-squares half is Table 1's PiLiD) count in both, and so does the time of a sweep "
+        "that alternated between two tables' settings (the active wall time is then an upper "
+        "bound).",
         "",
         "| Table | Trials | Fit time (sum) | Wall time (active) | First → last finish (span) "
         "| Device | Layout | torch |",
