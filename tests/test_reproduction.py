@@ -377,6 +377,9 @@ def test_active_wall_time_is_the_union_of_fit_intervals_with_short_gaps_bridged(
     assert rp.active_wall_seconds(_timed([5, 30], [60.0, 60.0], [alone, alone]), bridge=1800) == (
         26 * 60.0
     )
+    # records without fit times: the finish times alone, bridged
+    no_fit = _timed([0, 1, 2], [0.0] * 3, [alone] * 3).drop(columns="fit_seconds")
+    assert rp.active_wall_seconds(no_fit) == 120.0
 
 
 def test_commands_and_notes_are_in_the_file(text):

@@ -838,7 +838,11 @@ def active_wall_seconds(records: pd.DataFrame, bridge: float = BRIDGE_SECONDS) -
     if records is None or records.empty or "finished_at" not in records:
         return math.nan
     end = pd.to_datetime(records["finished_at"], errors="coerce", utc=True)
-    fit = pd.to_numeric(records.get("fit_seconds"), errors="coerce").fillna(0.0)
+    fit = (
+        pd.to_numeric(records["fit_seconds"], errors="coerce").fillna(0.0)
+        if "fit_seconds" in records
+        else pd.Series(0.0, index=records.index)
+    )
     layouts = records["layout"] if "layout" in records else pd.Series(None, index=records.index)
     wall = fit * layouts.map(_trials_in_block).astype(float)
     keep = end.notna().to_numpy()
