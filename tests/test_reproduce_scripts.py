@@ -42,14 +42,19 @@ def _commands(script: Path, tmp_path: Path, **env) -> list[list[str]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
+def _values(value: str) -> list[str]:
+    """A sweep's values (``a,b,c``); a list value (``[16,16]``) is one value."""
+    return [value] if value.startswith("[") else value.split(",")
+
+
 def _variants(overrides: list[str]) -> list[list[str]]:
     """The command's overrides with each sweep list at each of its values (others at their
     first): every value is composed once, without the full product."""
-    base = [o.split("=", 1)[0] + "=" + o.split("=", 1)[1].split(",")[0] for o in overrides]
+    split = [(o.split("=", 1)[0], _values(o.split("=", 1)[1])) for o in overrides]
+    base = [f"{key}={values[0]}" for key, values in split]
     variants = [base]
-    for i, override in enumerate(overrides):
-        key, value = override.split("=", 1)
-        for v in value.split(",")[1:]:
+    for i, (key, values) in enumerate(split):
+        for v in values[1:]:
             variants.append([*base[:i], f"{key}={v}", *base[i + 1 :]])
     return variants
 
