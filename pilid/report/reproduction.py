@@ -848,15 +848,14 @@ def active_wall_seconds(records: pd.DataFrame, bridge: float = BRIDGE_SECONDS) -
     keep = end.notna().to_numpy()
     if not keep.any():
         return math.nan
-    stop = end[keep].map(pd.Timestamp.timestamp).to_numpy(dtype=float)
+    stop = (end[keep] - pd.Timestamp(0, tz="UTC")).dt.total_seconds().to_numpy(dtype=float)
     start = stop - wall[keep].to_numpy(dtype=float)
     order = np.argsort(start, kind="stable")
     start, stop = start[order], stop[order]
     reach = np.maximum.accumulate(stop)  # the latest end of any interval started so far
-    new_run = np.concatenate([[True], start[1:] > reach[:-1] + bridge])
-    run = np.cumsum(new_run)
-    spans = pd.DataFrame({"run": run, "start": start, "stop": stop}).groupby("run")
-    return float((spans["stop"].max() - spans["start"].min()).sum())
+    first = np.flatnonzero(np.concatenate([[True], start[1:] > reach[:-1] + bridge]))
+    last = np.append(first[1:] - 1, len(start) - 1)  # each run: sorted by start, so it spans
+    return float((reach[last] - start[first]).sum())  # its first start to its latest end
 
 
 def compute_summary(records: pd.DataFrame) -> dict:
