@@ -4,11 +4,12 @@ PYTHON ?= python
 RESULTS ?= results/records
 SMOKE_RESULTS ?= results/smoke
 
-.PHONY: help install test lint format tables figures reproduction artifacts bench smoke
+.PHONY: help install test lint format tables figures reproduction artifacts bench smoke docs
 
 help:
-	@echo "install  pip install -e '.[dev]'"
+	@echo "install  pip install torch==2.13.0 (the CPU wheel), then -e '.[dev]'"
 	@echo "test     run the test suite (CPU, < 10 min on 2 cores)"
+	@echo "test-fast  the tests without long training or subprocesses (pytest -m 'not slow')"
 	@echo "lint     ruff check + ruff format --check"
 	@echo "format   ruff format + ruff check --fix"
 	@echo "tables   LaTeX/Markdown tables of the paper from $(RESULTS) into $(TABLES)"
@@ -17,12 +18,21 @@ help:
 	@echo "artifacts  list the artefacts of $(RESULTS) the figures read (to git add -f)"
 	@echo "bench    benchmark scripts (ratios measured in one run)"
 	@echo "smoke    every experiment, tiny, end to end, into $(SMOKE_RESULTS)"
+	@echo "docs     the documentation site into docs/_build/html (pip install -e '.[docs]')"
 
+# torch first, pinned: the CPU wheel of torch 2.13.0 lies on local disk, and any other torch
+# request (pip resolving the package's "torch>=2.1") pulls a multi-GB CUDA build.
 install:
+	$(PYTHON) -m pip install torch==2.13.0
 	$(PYTHON) -m pip install -e ".[dev]"
 
 test:
 	$(PYTHON) -m pytest -q
+
+# The quick lane while working: the tests not marked slow (`make test` stays the full suite, CI's).
+.PHONY: test-fast
+test-fast:
+	$(PYTHON) -m pytest -q -m "not slow"
 
 lint:
 	$(PYTHON) -m ruff check .
@@ -67,3 +77,7 @@ smoke:
 	done
 	$(PYTHON) -m pilid.report tables --results $(SMOKE_RESULTS) --out $(SMOKE_RESULTS)/tables
 	$(PYTHON) -m pilid.report figures --results $(SMOKE_RESULTS) --out $(SMOKE_RESULTS)/figures
+
+# The documentation site (docs/): warnings are errors; the gallery runs examples/ (a few seconds each).
+docs:
+	$(PYTHON) -m sphinx -W --keep-going -b html docs docs/_build/html

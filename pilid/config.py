@@ -21,9 +21,15 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilid.errors import PilidError
-from pilid.schema import ESTIMATOR_TRAIN_KEYS, SCHEMAS, section_fields, whole_number_keys
+from pilid.experiments.model_config import MODEL_CLASS_KEYS
+from pilid.schema import (
+    CONF_DIR,
+    ESTIMATOR_TRAIN_KEYS,
+    SCHEMAS,
+    section_fields,
+    whole_number_keys,
+)
 
-CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 GROUPS = ("data", "model", "experiment")
 
 
@@ -32,8 +38,31 @@ def group_options(group: str, conf_dir: Path = CONF_DIR) -> list[str]:
     return sorted(p.stem for p in (conf_dir / group).glob("*.yaml"))
 
 
+def user_config_dirs(args: Iterable[str]) -> list[Path]:
+    """The directories Hydra's ``--config-dir``/``-cd`` adds to the search path (the user's own
+    model and data YAMLs), as given on the command line."""
+    args = list(args)
+    dirs = []
+    for i, arg in enumerate(args):
+        key, eq, value = arg.partition("=")
+        if key in ("--config-dir", "-cd"):
+            value = value if eq else (args[i + 1] if i + 1 < len(args) else "")
+            if value:
+                dirs.append(Path(value).expanduser())
+    return dirs
+
+
 def check_overrides(args: Iterable[str], conf_dir: Path = CONF_DIR) -> None:
-    """Reject `data=nosuch`, `model=a,nosuch`, ... before Hydra prints a long error."""
+    """Reject `data=nosuch`, `model=a,nosuch`, ... before Hydra prints a long error (the options
+    of ``conf/`` and of the ``--config-dir`` directories)."""
+    args = list(args)
+    extra_dirs = user_config_dirs(args)
+    for directory in extra_dirs:
+        if not directory.is_dir():
+            raise PilidError(
+                f"--config-dir {directory} is not a directory; give the folder that holds your "
+                "model/ and data/ YAML files"
+            )
     for arg in args:
         if arg.startswith("-") or "=" not in arg:
             continue
@@ -45,7 +74,7 @@ def check_overrides(args: Iterable[str], conf_dir: Path = CONF_DIR) -> None:
         for prefix in ("choice(", "range("):
             if value.startswith(prefix) and value.endswith(")"):
                 value = value[len(prefix) : -1]
-        choices = group_options(key, conf_dir)
+        choices = sorted({o for d in (conf_dir, *extra_dirs) for o in group_options(key, Path(d))})
         for option in (v.strip().strip("'\"") for v in value.split(",")):
             if option and option not in choices:
                 raise PilidError(f"unknown {key} {option!r}; valid choices: {', '.join(choices)}")
@@ -199,7 +228,8 @@ def unknown_key_message(section: str | None, key: str, config: Mapping[str, Any]
     what = f"{section} {node.get('name')!r}" if section != "train" else "train"
     return (
         f"unknown key {section}.{key} for {what}; valid keys: "
-        f"{', '.join(k for k in types if k != 'name')} (check the spelling: "
+        f"{', '.join(k for k in types if k not in ('name', 'regressor', 'classifier'))} (check "
+        f"the spelling: "
         f"{section}.<key>=<value>)"
     )
 
@@ -228,6 +258,7 @@ def check_config(cfg: DictConfig | Mapping[str, Any]) -> None:
         cfg = OmegaConf.to_container(cfg, resolve=False)
     cfg = dict(cfg)
     check_keys(cfg)
+    _check_unset(cfg)
     cfg = normalize_config(_resolved_enough(cfg))
     trials = cfg.get("trials")
     if not isinstance(trials, int) or isinstance(trials, bool) or trials < 1:
@@ -251,10 +282,11 @@ def check_config(cfg: DictConfig | Mapping[str, Any]) -> None:
         if gamma is not None:
             _check_gamma(key, gamma)
     train = cfg.get("train") or {}
-    for key in ("epochs", "batch_size"):
+    # epochs=0 is the estimators' too: Algorithm 1's start alone (least squares, no training)
+    for key, low in (("epochs", 0), ("batch_size", 1)):
         value = train.get(key)
-        if value is not None and (not isinstance(value, int) or value < 1):
-            raise PilidError(f"train.{key}={value!r} is invalid; use a whole number >= 1")
+        if value is not None and (not isinstance(value, int) or value < low):
+            raise PilidError(f"train.{key}={value!r} is invalid; use a whole number >= {low}")
     lr = train.get("lr")
     if lr is not None and not (isinstance(lr, int | float) and lr > 0):
         raise PilidError(f"train.lr={lr!r} is invalid; use a positive number such as 0.005")
@@ -274,14 +306,49 @@ def check_config(cfg: DictConfig | Mapping[str, Any]) -> None:
     _check_model(cfg)
 
 
+def _check_unset(cfg: Mapping[str, Any]) -> None:
+    """A value the YAML leaves for the command line (``???``: ``data.path`` of data=table) and
+    the command line did not give: one line naming every such key."""
+    for section in ("data", "model"):
+        node = cfg.get(section)
+        if not isinstance(node, Mapping):
+            continue
+        unset = [k for k, v in node.items() if isinstance(v, str) and v == "???"]
+        if unset:
+            name = node.get("name") or section
+            given = " ".join(f"{section}.{k}=<value>" for k in unset)
+            raise PilidError(f"{section}={name} needs {', '.join(unset)}; add {given}")
+
+
 #: Keys of ``train`` handed to the estimators with the model config (minus ``name``).
 TRAIN_PARAM_KEYS = ESTIMATOR_TRAIN_KEYS
 
 
+def missing_names(config: Mapping[str, Any], choices: Mapping[str, Any] | None) -> dict[str, str]:
+    """``{group: name}`` for ``model``/``data`` configs whose YAML gives no ``name`` (a model or
+    table of the user's own config directory; a table YAML that extends ``table``
+    keeps its inherited name only when it is ``table`` itself): the chosen option's name, which
+    its records and table rows carry. ``choices``: Hydra's ``hydra.runtime.choices``."""
+    names = {}
+    for group in ("model", "data"):
+        node = config.get(group)
+        choice = (choices or {}).get(group)
+        if not isinstance(node, Mapping) or not isinstance(choice, str):
+            continue
+        option = choice.rsplit("/", 1)[-1]
+        # a table YAML of the user's that extends `table` is named after its file
+        inherited = group == "data" and node.get("name") == "table" and option != "table"
+        if not node.get("name") or inherited:
+            names[group] = option
+    return names
+
+
 def model_params(config: Mapping[str, Any]) -> dict[str, Any]:
     """The estimator parameters of a resolved config, as recorded in each trial's record: the
-    model config minus ``name``, plus the ``train`` keys the estimators take."""
-    params = {k: v for k, v in (config.get("model") or {}).items() if k != "name"}
+    model config minus ``name`` and its class keys, plus the ``train`` keys the estimators
+    take."""
+    skip = {"name", *MODEL_CLASS_KEYS}
+    params = {k: v for k, v in (config.get("model") or {}).items() if k not in skip}
     train = config.get("train") or {}
     params.update({k: train[k] for k in TRAIN_PARAM_KEYS if k in train})
     return params
@@ -299,10 +366,9 @@ def _check_model(cfg: Mapping[str, Any]) -> None:
         task = getattr(spec, "task", None)
     if not isinstance(name, str) or task not in ("regression", "classification"):
         return  # the runner reports an unknown model or task when it loads them
-    from pilid.models.registry import MODELS, check_model_params
+    from pilid.experiments.model_config import check_model
 
-    if name in MODELS:
-        check_model_params(name, task, {**model_params(cfg), "verbose": False})
+    check_model(model, task, cfg.get("train") or {})
 
 
 def _resolved_enough(cfg: dict[str, Any]) -> dict[str, Any]:

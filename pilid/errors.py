@@ -7,3 +7,13 @@ class PilidError(ValueError):
 
 class DataFileError(PilidError, FileNotFoundError):
     """A data file is missing, truncated or fails its checksum."""
+
+
+class TrainingDivergedError(PilidError):
+    """Training diverged: the training loss became NaN or inf, or the trained model fits its
+    training rows far worse than a constant prediction (`pilid.train.divergence`); the message
+    names the trial and the learning rate to try."""
+
+
+class TrainingDivergedWarning(UserWarning):
+    """A candidate of a search whose training diverged was dropped (`PiLiDRegressorCV`)."""

@@ -15,7 +15,9 @@ from pilid.config import (
     check_config,
     check_overrides,
     composition_error,
+    missing_names,
     normalize_overrides,
+    user_config_dirs,
 )
 from pilid.errors import PilidError
 
@@ -28,11 +30,14 @@ def _fail(error: Exception) -> None:
 @hydra.main(version_base="1.3", config_path="../conf", config_name="config")
 def main(cfg: DictConfig) -> float | None:
     """Run one setting (all its trials) and print the summary line."""
-    from pilid.experiments.interrupts import RunInterrupted
+    from pilid.experiments import interrupts
     from pilid.experiments.planning import plan_setting
     from pilid.experiments.runner import run_setting
 
+    if not interrupts.watched_settings():  # a single run (a sweep's sweeper registers its jobs)
+        interrupts.watch_settings([cfg])
     try:
+        cfg = _named(cfg)
         check_config(cfg)
         if cfg.get("dry_run"):
             print(plan_setting(cfg).line, flush=True)
@@ -40,15 +45,28 @@ def main(cfg: DictConfig) -> float | None:
         summary = run_setting(cfg)
     except PilidError as error:
         _fail(error)
-    except RunInterrupted as stop:  # SIGINT / SIGTERM: finished trials are kept
-        print(f"pilid: {stop}", file=sys.stderr, flush=True)
-        sys.exit(stop.exit_code)
+    except interrupts.RunInterrupted as stop:  # SIGINT / SIGTERM: finished trials are kept
+        interrupts.exit_interrupted(stop.signum, stop)
     print(summary.line, flush=True)
     return summary.mean
 
 
-#: Hydra flags that pick another config: the pre-check composes conf/config.yaml only.
-_OTHER_CONFIG_FLAGS = ("-cn", "-cp", "-cd", "--config-name", "--config-path", "--config-dir")
+def _named(cfg: DictConfig) -> DictConfig:
+    """The config with ``model.name``/``data.name`` filled in from the chosen options where a
+    YAML of the user's own directory gives none (``pilid.config.missing_names``)."""
+    from hydra.core.hydra_config import HydraConfig
+    from omegaconf import OmegaConf, open_dict
+
+    choices = OmegaConf.to_container(HydraConfig.get().runtime.choices)
+    for group, name in missing_names(cfg, choices).items():
+        with open_dict(cfg):
+            cfg[group]["name"] = name
+    return cfg
+
+
+#: Hydra flags that pick another config: the pre-check composes conf/config.yaml only
+#: (``--config-dir`` is followed: it adds the user's own YAMLs to the search path).
+_OTHER_CONFIG_FLAGS = ("-cn", "-cp", "--config-name", "--config-path")
 
 
 def check_composition(args: list[str]) -> None:
@@ -58,43 +76,70 @@ def check_composition(args: list[str]) -> None:
     every job before the first one runs)."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
-    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from pilid.experiments.grid import first_values
 
     if any(a.split("=", 1)[0] in _OTHER_CONFIG_FLAGS for a in args):
         return
     task = [a for a in args if "=" in a and not a.startswith("-")]
     task = [a for a in task if not a.lstrip("+~").startswith("hydra")]
     try:
-        parsed = OverridesParser.create().parse_overrides(task)
+        overrides = first_values(task)
     except Exception:  # a syntax error: Hydra's own message names it
         return
-    overrides = []
-    for override in parsed:
-        if override.is_sweep_override():
-            first = next(iter(override.sweep_string_iterator()), None)
-            if first is None:
-                continue
-            overrides.append(f"{override.get_key_element()}={first}")
-        else:
-            overrides.append(override.input_line)
+    dirs = [str(d.resolve()) for d in user_config_dirs(args)]
+    search = [f"hydra.searchpath=[{','.join('file://' + d for d in dirs)}]"] if dirs else []
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-            compose("config", overrides=overrides)
-    except Exception as error:
-        raise composition_error(error, overrides) from error
+            try:
+                compose("config", overrides=[*search, *overrides])
+            except Exception as error:
+                _check_added_key(compose, search, overrides, error)
+                raise composition_error(error, overrides) from error
     finally:
         GlobalHydra.instance().clear()
 
 
-def cli() -> None:
+def _check_added_key(compose, search: list[str], overrides: list[str], error: Exception) -> None:
+    """A model of the user's own directory has no schema, so ``model.<key>=<value>`` for a key
+    its YAML lacks is refused by Hydra. Composed again with ``+``: a key the model's class does
+    not take is named by ``check_config``; one it takes is added with ``+``, so say that."""
+    from omegaconf import OmegaConf
+
+    cause = error.__cause__ or error
+    key = str(getattr(cause, "full_key", "") or "")
+    if not key.startswith("model.") or getattr(cause, "object_type", None) is not dict:
+        return
+    plus = [f"+{o}" if o.split("=", 1)[0] == key else o for o in overrides]
     try:
-        sys.argv[1:] = normalize_overrides(sys.argv[1:])
-        check_overrides(sys.argv[1:])
-        check_composition(sys.argv[1:])
-    except PilidError as error:
-        _fail(error)
-    main()
+        cfg = compose("config", overrides=[*search, *plus], return_hydra_config=True)
+    except Exception:  # noqa: BLE001 - another problem: Hydra's own message names it
+        return
+    container = OmegaConf.to_container(cfg, resolve=False)
+    choices = (container.pop("hydra", None) or {}).get("runtime", {}).get("choices", {})
+    for group, name in missing_names(container, choices).items():
+        container[group] = {**container[group], "name": name}
+    check_config(container)  # raises the one line for a key the class does not take
+    value = next(o.split("=", 1)[1] for o in overrides if o.split("=", 1)[0] == key)
+    raise PilidError(
+        f"{key} is not in the YAML of model={container['model'].get('name')}; add it with a "
+        f"'+': +{key}={value}"
+    )
+
+
+def cli() -> None:
+    """``python -m pilid.run``: SIGINT/SIGTERM at any moment end it with one line (exit 130/143)."""
+    from pilid.experiments.interrupts import exit_on_interrupt
+
+    with exit_on_interrupt():
+        try:
+            sys.argv[1:] = normalize_overrides(sys.argv[1:])
+            check_overrides(sys.argv[1:])
+            check_composition(sys.argv[1:])
+        except PilidError as error:
+            _fail(error)
+        main()
 
 
 if __name__ == "__main__":

@@ -30,9 +30,13 @@ from __future__ import annotations
 import dataclasses
 import typing
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from omegaconf import MISSING
+
+#: The repository's config directory (``conf/``): the YAML files the schemas type.
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 
 #: The ``train`` keys the neural estimators take as parameters; the others (``batched``,
 #: ``trials_per_batch``, ``n_jobs``) only lay a setting's trials out over blocks and processes.
@@ -94,21 +98,29 @@ class UCIDataConfig(DataConfig):
 
 @dataclass
 class BankData(UCIDataConfig):
+    """The options of the bank marketing data set (``data=bank``)."""
+
     drop_duration: bool = MISSING
 
 
 @dataclass
 class BikeData(UCIDataConfig):
+    """The options of the bike sharing data set (``data=bike``)."""
+
     standardize_target: bool = MISSING
 
 
 @dataclass
 class SkillData(UCIDataConfig):
+    """The options of the SkillCraft data set (``data=skill``)."""
+
     drop_outlier: bool = MISSING
 
 
 @dataclass
 class SpambaseData(UCIDataConfig):
+    """The options of the spambase data set (``data=spambase``)."""
+
     pass
 
 
@@ -130,10 +142,27 @@ class SyntheticData(DataConfig):
     generator: str = MISSING
 
 
+@dataclass
+class TableData(DataConfig):
+    """Any CSV/Parquet file (``pilid.data.table.load_table``)."""
+
+    path: str = MISSING
+    target: str = MISSING
+    categorical: list[str] | None = MISSING
+    drop: list[str] | None = MISSING
+    sha256: str | None = MISSING
+    standardize_target: bool = MISSING
+
+
 # -- models ---------------------------------------------------------------------------------------
 @dataclass
 class ModelConfig:
+    """Keys every built-in model has: its name and its class per task (``_target_`` blocks,
+    ``pilid.experiments.model_config``)."""
+
     name: str = MISSING
+    regressor: Any = MISSING  # {_target_: <module.Class>, _rename_: {...}, ...}
+    classifier: Any = MISSING
 
 
 @dataclass
@@ -147,12 +176,16 @@ class PenaltyConfig(ModelConfig):
 
 @dataclass
 class MLPModel(PenaltyConfig):
+    """The paper's MLP baseline (``model=mlp``)."""
+
     hidden_layers: list[int] | None = MISSING
     n_bags: int = MISSING
 
 
 @dataclass
 class PiLiDModel(MLPModel):
+    """PiLiD with the paper's protocol (``model=pilid``)."""
+
     gamma: int = MISSING
     knots: str = MISSING
     init: str = MISSING
@@ -188,11 +221,15 @@ class GatedModel(ModelConfig):
 
 @dataclass
 class NITModel(GatedModel):
+    """NIT (``model=nit``): the gated blocks without the additive component."""
+
     pass
 
 
 @dataclass
 class PiLiBModel(GatedModel):
+    """PiLiB (``model=pilib``): the gated blocks plus the additive component."""
+
     gamma: int = MISSING
     knots: str = MISSING
     init: str = MISSING
@@ -203,6 +240,8 @@ class PiLiBModel(GatedModel):
 
 @dataclass
 class GAModel(PenaltyConfig):
+    """GA by distillation (``model=ga``)."""
+
     hidden_layers: list[int] | None = MISSING
     student: str = MISSING
     student_outer_bags: int = MISSING
@@ -212,6 +251,8 @@ class GAModel(PenaltyConfig):
 
 @dataclass
 class GA2MModel(ModelConfig):
+    """GA2M via InterpretML's EBM (``model=ga2m``, ``model=ebm``)."""
+
     interactions: Any = MISSING  # a count, a fraction or a list of pairs (InterpretML's)
     outer_bags: int = MISSING
     inner_bags: int = MISSING
@@ -229,6 +270,8 @@ class GA2MModel(ModelConfig):
 
 @dataclass
 class GAMModel(ModelConfig):
+    """The GAM of pygam (``model=gam``)."""
+
     n_splines: int = MISSING
     spline_order: int = MISSING
     lam_grid: list[float] = MISSING
@@ -238,6 +281,8 @@ class GAMModel(ModelConfig):
 
 @dataclass
 class LinearModel(ModelConfig):
+    """Linear or logistic regression (``model=linear``)."""
+
     fit_intercept: bool = MISSING
     C: float = MISSING
     max_iter: int = MISSING
@@ -245,6 +290,8 @@ class LinearModel(ModelConfig):
 
 @dataclass
 class RFModel(ModelConfig):
+    """Random forest (``model=rf``)."""
+
     n_estimators: int = MISSING
     criterion: str | None = MISSING
     max_features: Any = MISSING  # None, "sqrt", "log2", a count or a fraction
@@ -258,6 +305,8 @@ class RFModel(ModelConfig):
 
 @dataclass
 class SVMModel(ModelConfig):
+    """The SVM (``model=svm``)."""
+
     kernel: str = MISSING
     C: float = MISSING
     rbf_gamma: Any = MISSING  # "scale", "auto" or a positive number
@@ -269,6 +318,36 @@ class SVMModel(ModelConfig):
     class_weight: Any = MISSING  # None, "balanced" or a dict
 
 
+@dataclass
+class LightGBMModel(ModelConfig):
+    """LightGBM's own defaults (``conf/model/lightgbm.yaml``; a peer of Table 3+)."""
+
+    n_estimators: int = MISSING
+    learning_rate: float = MISSING
+    num_leaves: int = MISSING
+    cores: int = MISSING
+
+
+@dataclass
+class APLRModel(ModelConfig):
+    """APLR's own defaults (``conf/model/aplr.yaml``; a peer of Table 3+)."""
+
+    m: int = MISSING
+    v: float = MISSING
+    cv_folds: int = MISSING
+    n_jobs: int = MISSING
+
+
+@dataclass
+class IGANNModel(ModelConfig):
+    """IGANN's own defaults (``conf/model/igann.yaml``; a peer of Table 3+)."""
+
+    n_hid: int = MISSING
+    n_estimators: int = MISSING
+    boost_rate: float = MISSING
+    early_stopping: int = MISSING
+
+
 #: The schema of each option of each config group (the YAML file of the same name uses it).
 SCHEMAS: dict[str, dict[str, type]] = {
     "data": {
@@ -277,6 +356,7 @@ SCHEMAS: dict[str, dict[str, type]] = {
         "skill": SkillData,
         "spambase": SpambaseData,
         "synthetic": SyntheticData,
+        "table": TableData,
     },
     "model": {
         "ga": GAModel,
@@ -291,6 +371,10 @@ SCHEMAS: dict[str, dict[str, type]] = {
         "pilid_lib": PiLiDLibModel,
         "rf": RFModel,
         "svm": SVMModel,
+        # today's peers (Table 3+)
+        "aplr": APLRModel,
+        "igann": IGANNModel,
+        "lightgbm": LightGBMModel,
     },
 }
 #: Where a group option's schema is stored: ``conf/model/pilid.yaml``'s defaults list starts

@@ -1,4 +1,4 @@
-"""Bagged PiLiD on synthetic data with known shapes: fidelity and the bands' coverage (issue 14).
+"""Bagged PiLiD on synthetic data with known shapes: fidelity and the bands' coverage.
 
 For each seed, a single PiLiD (``n_bags=1``) and a bag (``--bags``, 8) are fitted on the same 80%
 of a synthetic regression set (the legendre generator: every main effect known) and compared on

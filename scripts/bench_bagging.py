@@ -1,4 +1,4 @@
-"""Benchmark of issue 14 (bagged PiLiD): fit time of a bag of k members vs one model.
+"""Benchmark of bagged PiLiD: fit time of a bag of k members vs one model.
 
     python scripts/bench_bagging.py            # N=8,000, m=10, small net, k = 1, 4, 8
     python scripts/bench_bagging.py --quick    # tiny smoke run

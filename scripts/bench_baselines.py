@@ -1,15 +1,16 @@
-"""Fit time per trial of every baseline on the paper's synthetic data (issue 7's closing note).
+"""Fit time per trial of every baseline on the paper's synthetic data.
 
     python scripts/bench_baselines.py                    # N=16,000, m=50, regression, all models
     python scripts/bench_baselines.py --task classification --models gam ga2m
     python scripts/bench_baselines.py --quick            # tiny smoke run (seconds)
 
 Each model is built exactly as the runner builds it (`conf/model/<name>.yaml` + `train.*`
-through `pilid.models.registry`), fit on one 80/20 split of `load_dataset("synthetic", N, m)`
-and scored on the test split. With `--trials T > 1` the batchable neural models (mlp) are
-trained as one ensemble through `fit_batched` and their time is the ensemble's divided by T, as
-the runner reports it; the other models are fit T times and their mean is shown. All timings
-of one table come from one run on one machine: compare them with each other, not across runs.
+through `pilid.experiments.model_config`), fit on one 80/20 split of
+`load_dataset("synthetic", N, m)` and scored on the test split. With `--trials T > 1` the
+batchable neural models (mlp) are trained as one ensemble through `fit_batched` and their time
+is the ensemble's divided by T, as the runner reports it; the other models are fit T times and
+their mean is shown. All timings of one table come from one run on one machine: compare them
+with each other, not across runs.
 """
 
 from __future__ import annotations
@@ -25,35 +26,31 @@ import numpy as np
 MODELS = ("linear", "gam", "svm", "rf", "ga2m", "ga", "mlp")
 
 
-def _params(name: str, overrides: list[str]) -> tuple[dict, dict]:
-    """(model params as the runner hands them to the registry, train config) from the YAML."""
+def _config(name: str, overrides: list[str]) -> dict:
+    """The resolved run config of model=<name> (the model's YAML with the overrides)."""
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
     from pilid.config import CONF_DIR
-    from pilid.experiments.runner import TRAIN_PARAM_KEYS
 
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"model={name}", *overrides])
-    config = OmegaConf.to_container(cfg, resolve=True)
-    params = {k: v for k, v in config["model"].items() if k != "name"}
-    train = config["train"]
-    params.update({k: train[k] for k in TRAIN_PARAM_KEYS if k in train})
-    return params, config
+    return OmegaConf.to_container(cfg, resolve=True)
 
 
 def _bench_one(name, task, splits, overrides, device):
     from sklearn.base import clone
 
-    from pilid.models.registry import get_model, predict_scores, score
+    from pilid.experiments.model_config import build_estimator, estimator_class, is_batchable
+    from pilid.models.metrics import predict_scores, score
     from pilid.train import fit_batched
 
-    spec = get_model(name)
-    params, _ = _params(name, overrides)
+    config = _config(name, overrides)
+    model, train = config["model"], config["train"]
     metric = "mse" if task == "regression" else "auc"
-    estimators = [spec.build(task, params, s.seed, device, []) for s in splits]
+    estimators = [build_estimator(model, task, train, s.seed, device, []) for s in splits]
     start = time.perf_counter()
-    if spec.batchable and len(splits) > 1:
+    if is_batchable(estimator_class(model, task)) and len(splits) > 1:
         fitted = fit_batched(estimators, [s.X_train for s in splits], [s.y_train for s in splits])
     else:
         fitted = [clone(e).fit(s.X_train, s.y_train) for e, s in zip(estimators, splits)]

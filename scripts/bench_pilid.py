@@ -1,4 +1,4 @@
-"""Benchmark of issue 3: cost of the additive part and MLP throughput, as ratios from one run.
+"""Benchmark: the cost of the additive part and the MLP throughput, as ratios from one run.
 
     python scripts/bench_pilid.py            # N=16,000, m=50, gamma=20, the paper's MLP, batch 256
     python scripts/bench_pilid.py --quick    # tiny smoke run

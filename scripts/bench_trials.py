@@ -1,4 +1,4 @@
-"""Benchmark of issue 5: T trials trained as one batched ensemble vs one after another.
+"""Benchmark of batched trials: T trials trained as one batched ensemble vs one after another.
 
     python scripts/bench_trials.py            # T=20, N=16,000, m=20: paper MLP and a small net
     python scripts/bench_trials.py --quick    # tiny smoke run

@@ -1,4 +1,4 @@
-"""Choose PiLiD's library defaults on data that is not one of the paper's four UCI sets (issue 14).
+"""Choose PiLiD's library defaults on data that is not one of the paper's four UCI sets.
 
 Candidates (knot rule, MLP size, bagging, inner-CV choice of gamma and lambda) are compared by
 3-fold cross-validation on scikit-learn's bundled breast-cancer (AUC) and diabetes (R^2) data and
@@ -30,8 +30,8 @@ from sklearn.preprocessing import StandardScaler
 
 from pilid import PiLiDClassifier, PiLiDClassifierCV, PiLiDRegressor, PiLiDRegressorCV
 from pilid.data import load_dataset
+from pilid.models.metrics import score
 from pilid.models.pilid import LIBRARY_DEFAULTS, PAPER_PROTOCOL
-from pilid.models.registry import score
 
 SMALL = (64, 32)
 #: name -> PiLiD keyword arguments (beyond random_state) on top of the paper's protocol
@@ -124,7 +124,7 @@ def build(name: str, task: str, seed: int):
 
 
 def test_score(estimator, task: str, X, y) -> float:
-    """R^2 for regression (1 - MSE / var), AUC for classification (`registry.score`)."""
+    """R^2 for regression (1 - MSE / var), AUC for classification (`metrics.score`)."""
     if task == "classification":
         return score("auc", y, estimator.predict_proba(X)[:, 1])
     return 1.0 - score("mse", y, estimator.predict(X)) / float(np.var(y))

@@ -1,4 +1,4 @@
-"""Shape fidelity of PiLiD on synthetic data with known main effects (issue 3, beyond the paper).
+"""Shape fidelity of PiLiD on synthetic data with known main effects (beyond the paper).
 
     python scripts/fidelity_study.py                 # N=5000, m=10, T=5, the paper's MLP
     python scripts/fidelity_study.py --quick         # tiny smoke run

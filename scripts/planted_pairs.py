@@ -1,4 +1,4 @@
-"""Does PiLiB find interactions that are not products? Planted pairs against FAST (issue 14).
+"""Does PiLiB find interactions that are not products? Planted pairs against FAST.
 
 Per seed: m=10 features ~ U(-1, 1), strong main effects (a different smooth function per
 feature), and two planted pairs on four features drawn at random: ``cos(2 * x_a * x_b)`` and

@@ -14,4 +14,4 @@ run experiment=spambase_interactions
 run experiment=real_data data=skill,bike model=gam
 run experiment=real_data data=bank model=pilid,mlp,pilib,nit,ga,ga2m
 run experiment=real_data data=spambase,bank model=gam
-run experiment=real_data data=skill,spambase,bike,bank model=ebm   # not in the paper (issue 14)
+run experiment=real_data data=skill,spambase,bike,bank model=ebm   # not in the paper (a stronger glass box)

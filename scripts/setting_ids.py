@@ -1,7 +1,7 @@
 """Every job of every experiment config with its setting id, as JSON (for config refactors).
 
-A change to conf/ or to pilid/schema.py must not change the id of a setting that has records
-(issue 12): run this before and after the change and compare the two files.
+A change to conf/ or to pilid/schema.py must not change the id of a setting that has records:
+run this before and after the change and compare the two files.
 
     python scripts/setting_ids.py before.json   # then change conf/, then:
     python scripts/setting_ids.py after.json
@@ -9,14 +9,13 @@ A change to conf/ or to pilid/schema.py must not change the id of a setting that
 
 from __future__ import annotations
 
-import itertools
 import json
 import sys
 
 from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf
 
 from pilid.config import CONF_DIR
+from pilid.experiments.grid import expand, sweep_params
 from pilid.experiments.setting import setting_id
 
 
@@ -25,10 +24,8 @@ def main(out: str) -> None:
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         for name in sorted(p.stem for p in (CONF_DIR / "experiment").glob("*.yaml")):
             base = compose("config", overrides=[f"experiment={name}"], return_hydra_config=True)
-            params = OmegaConf.to_container(base.hydra.sweeper.params or {})
-            keys = list(params)
-            for values in itertools.product(*(str(params[k]).split(",") for k in keys)):
-                overrides = [f"experiment={name}", *(f"{k}={v}" for k, v in zip(keys, values))]
+            for job in expand(sweep_params(base)):  # the jobs Hydra's sweeper runs
+                overrides = [f"experiment={name}", *job]
                 ids[" ".join(overrides)] = setting_id(compose("config", overrides=overrides))
     with open(out, "w") as handle:
         json.dump(ids, handle, indent=0, sort_keys=True)

@@ -246,6 +246,7 @@ def block_bag():
     return PiLiBRegressor(n_bags=3, **kw).fit(X, y), X
 
 
+@pytest.mark.slow
 def test_pilib_bag_averages_members_and_their_interaction_grids(block_bag):
     bag, X = block_bag
     assert len(bag.estimators_) == 3

@@ -1,8 +1,8 @@
-"""Baselines (issue 7): the GAM adapter, GA2M, GA distillation and the SVM classifier.
+"""Baselines: the GAM adapter, GA2M, GA distillation and the SVM classifier.
 
 Each is checked against an independent computation: scikit-learn's estimator checks, pygam's own
 criterion, the additivity identity of a GAM, a hand-made distillation, and orderings that must
-hold on additive data. Spambase runs through the runner in tests/test_registry.py.
+hold on additive data. Spambase runs through the runner in tests/test_model_config.py.
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from pilid.data import load_dataset, make_split
 from pilid.errors import PilidError
+from pilid.experiments.model_config import builtin_estimator
 from pilid.models.ga import GAClassifier, GARegressor
 from pilid.models.ga2m import GA2MClassifier, GA2MRegressor
 from pilid.models.gam import GAMClassifier, GAMRegressor, search_lam
 from pilid.models.inputs import categorical_mask
-from pilid.models.registry import get_model, predict_scores, score
+from pilid.models.metrics import predict_scores, score
 from pilid.models.svm import SVMClassifier
 
 FAST_EBM = {"outer_bags": 1, "n_jobs": 1, "random_state": 0}
@@ -58,6 +59,7 @@ def _pairwise_auc(y, s):
 
 
 # -- GAM adapter ---------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("estimator", [GAMRegressor, GAMClassifier])
 def test_gam_adapter_passes_scikit_learn_estimator_checks(estimator):
     check_estimator(estimator(n_splines=5, lam_grid=[0.1, 10.0]))
@@ -212,6 +214,7 @@ def test_ga2m_interactions_none_keeps_ebms_own_task_default():
         assert ours(interactions=3)._ebm(4).interactions == 3
 
 
+@pytest.mark.slow
 def test_ga2m_is_repeatable_and_scikit_learn_compatible():
     X, y, f = _additive_data(300, seed=8)
     labels = (f > np.median(f)).astype(int)
@@ -255,6 +258,7 @@ def test_ga_classifier_distils_the_teacher_logit():
         GARegressor(teacher=Ridge(), student="tree").fit(X, f)
 
 
+@pytest.mark.slow
 def test_ga_with_gam_student_passes_scikit_learn_estimator_checks():
     check_estimator(GAClassifier(teacher=LogisticRegression(), student="gam", student_n_splines=5))
 
@@ -288,7 +292,7 @@ def test_svm_classifier_scores_are_its_margin():
 
 # -- every baseline: synthetic ordering and spambase ----------------------------------------------
 def _registry_model(name, task, seed=0, categorical=(), **params):
-    return get_model(name).build(task, params, seed, "cpu", list(categorical))
+    return builtin_estimator(name, task, params, seed, "cpu", list(categorical))
 
 
 CHEAP = {

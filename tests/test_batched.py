@@ -1,4 +1,4 @@
-"""Trials trained as one ensemble equal the same seeds trained alone (issue 5, batched trials)."""
+"""Trials trained as one ensemble equal the same seeds trained alone (batched trials)."""
 
 import numpy as np
 import pytest
@@ -117,6 +117,7 @@ def test_phases_penalty_and_frozen_parameters_batched_equals_alone():
         torch.testing.assert_close(est.module_.additive.omega[0], seen[0], rtol=0, atol=1e-7)
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_trials():
     template = PiLiDRegressor(gamma=3, epochs=4, patience=None, **SINGLE)
     problems = [_problem(s, n=160) for s in range(2)]

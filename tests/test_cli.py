@@ -32,6 +32,7 @@ def _cli(*args, tmp_path):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "arg, names, choices",
     [

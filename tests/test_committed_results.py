@@ -31,7 +31,7 @@ RECORDS = REPO / "results" / "records"
 TABLES = REPO / "results" / "tables"
 FIGURES = REPO / "results" / "figures"
 REPRODUCTION = REPO / "REPRODUCTION.md"
-#: The issue's limit on the committed results.
+#: The limit on the committed results' size.
 MAX_RESULTS_BYTES = 50 * 1024 * 1024
 FIX = "run `make tables figures reproduction` and commit the outputs with the records"
 
@@ -51,6 +51,7 @@ def records():
     return load_records(RECORDS)
 
 
+@pytest.mark.slow
 def test_committed_tables_equal_a_rebuild_from_the_committed_records(tmp_path):
     # a fresh clone: the records and the shape-fidelity cache, no artefacts
     clone = tmp_path / "records"
@@ -69,6 +70,7 @@ def test_committed_tables_equal_a_rebuild_from_the_committed_records(tmp_path):
         )
 
 
+@pytest.mark.slow
 def test_committed_reproduction_md_equals_a_rebuild(records, tmp_path, monkeypatch):
     monkeypatch.chdir(REPO)  # the file names its inputs relative to the repository
     out = tmp_path / "REPRODUCTION.md"
@@ -85,6 +87,7 @@ def test_committed_reproduction_md_equals_a_rebuild(records, tmp_path, monkeypat
     )
 
 
+@pytest.mark.slow
 def test_committed_figures_are_rebuilt_without_error(records, tmp_path):
     out = tmp_path / "figures"
     written = make_figures(RECORDS, out, records=records)
@@ -147,7 +150,7 @@ def _readme_block(marker: str) -> list[str]:
 
 
 def test_readme_against_ebm_rows_are_the_committed_table_rows():
-    """README's "Against EBM" table (issue 14) shows Table 3 rows verbatim, so its numbers are
+    """README's "Against EBM" table shows Table 3 rows verbatim, so its numbers are
     the committed records' numbers; its paper row is the paper's Table 3."""
     from pilid.report.paper import paper_results
 

@@ -241,6 +241,7 @@ def test_simulation_experiments_select_the_demo_generator(experiment, method, la
     assert small.info["generator"]["generator"] == "demo"
 
 
+@pytest.mark.slow
 def test_generator_option_on_the_command_line_and_a_typo_fails_with_one_line(tmp_path):
     plain = _compose([])
     demo = _compose(["data.generator=demo"])

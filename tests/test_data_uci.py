@@ -131,8 +131,9 @@ def test_skill(uci_dir, caplog):
     kept = [r for r in rows if int(r[1]) <= 6 and "?" not in r]
     with caplog.at_level(logging.INFO, logger="pilid.data"):
         data = load_dataset("skill", data_dir=uci_dir)
-    # The rules give 3,303 rows; the paper reports 3,302. The one-row gap matches the
-    # implausible GameID 5140 (TotalHours = 1,000,000), which drop_outlier=True removes.
+    # Leagues 1-6 without missing values give 3,303 rows; the paper reports 3,302. The one-row
+    # gap matches the implausible GameID 5140 (TotalHours = 1,000,000), which drop_outlier=True
+    # removes.
     assert len(data.X) == len(kept) == 3303
     assert data.info["rows_removed"] == {"LeagueIndex in 7-8": 90, "missing value": 2}
     assert "removed 90" in caplog.text

@@ -64,6 +64,7 @@ def test_plan_of_batched_model_divides_over_its_workers(tmp_path):
     assert gaussian.recorded == 0 and " init=gaussian " in gaussian.line
 
 
+@pytest.mark.slow
 def test_sweep_dry_run_lists_settings_and_trains_nothing(tmp_path):
     results = tmp_path / "results"
     run_setting(_compose(["model=linear", *TINY_DATA, "trials=2", f"results_dir={results}"]))

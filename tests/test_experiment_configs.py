@@ -61,6 +61,7 @@ def _keys(grid):
     return [(s.N, s.m, s.model, s.gamma, s.init) for s in grid.settings]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["regression", "classification"])
 def test_simulation_grid_is_n_by_m_by_method(grids, task):
     grid = grids[f"sim_{task}"]
@@ -76,6 +77,7 @@ def test_simulation_grid_is_n_by_m_by_method(grids, task):
     assert {s.dataset for s in grid.settings} == {"synthetic"}
 
 
+@pytest.mark.slow
 def test_init_significance_grid_crosses_gamma_and_init(grids):
     grid = grids["init_significance"]
     expected = itertools.product(
@@ -85,6 +87,7 @@ def test_init_significance_grid_crosses_gamma_and_init(grids):
     assert {s.task for s in grid.settings} == {"regression"}
 
 
+@pytest.mark.slow
 def test_real_data_grid_is_every_model_on_every_data_set(grids):
     grid = grids["real_data"]
     pairs = {(s.dataset, s.model) for s in grid.settings}
@@ -96,6 +99,7 @@ def test_real_data_grid_is_every_model_on_every_data_set(grids):
     assert {s.task for s in grid.settings if s.dataset == "bike"} <= {"regression", None}
 
 
+@pytest.mark.slow
 def test_skill_shapes_grid_is_pilid_on_skill_for_every_gamma(grids):
     grid = grids["skill_shapes"]
     assert sorted((s.dataset, s.model, s.gamma) for s in grid.settings) == [
@@ -103,6 +107,7 @@ def test_skill_shapes_grid_is_pilid_on_skill_for_every_gamma(grids):
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PAPER)
 def test_smoke_variant_keeps_the_rows_and_shrinks_the_grid(grids, name):
     full, smoke = grids[name], grids[f"smoke_{name}"]

@@ -1,4 +1,4 @@
-"""Shape fidelity (issue 3, beyond the paper) and recovery of known additive shapes."""
+"""Shape fidelity (beyond the paper) and recovery of known additive shapes."""
 
 import numpy as np
 import pytest

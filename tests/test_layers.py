@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "pilid.streams",
             "pilid.schema",
             "pilid.parallel",
+            "pilid.atomic",
         ),
     ),
     ("data", ("pilid.data",)),

@@ -61,6 +61,7 @@ def nit(pairs):
     return NITRegressor(epochs=20, random_state=0, device="cpu").fit(frame, y)
 
 
+@pytest.mark.slow
 def test_pilib_blocks_hold_exactly_the_true_pairs(pilib, pairs):
     assert pilib.interactions_(min_order=2) == TRUE_PAIRS
     # Every group it reports, main effects included, lies inside a true pair or is a single

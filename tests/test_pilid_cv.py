@@ -159,6 +159,7 @@ def test_bad_targets_and_unfitted_use():
     assert get_tags(PiLiDRegressorCV(random_state=0)).non_deterministic is False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_grid_rows_and_a_nonlinear_shape_needs_more_than_one_piece(seed):
     """One cv_results_ row per grid point. y = sin(3x) + noise: gamma=1 (a linear model) is far
@@ -188,6 +189,7 @@ CHECK_PARAMS = dict(hidden_layers=(4,), epochs=2, batch_size=32, device="cpu")
 CHECK_GRID = dict(gammas=(2,), lams=(1e-3,), cv=2, random_state=0)  # 3 fits a fit: cheap
 
 
+@pytest.mark.slow
 @parametrize_with_checks(
     [
         PiLiDRegressorCV(**CHECK_GRID, estimator_params=CHECK_PARAMS),

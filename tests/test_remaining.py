@@ -48,6 +48,7 @@ def left():
     return remaining_settings(_records())
 
 
+@pytest.mark.slow
 def test_counts_and_estimates_per_paper_table(left):
     per_table = remaining_work(left).set_index("paper_table")
     median = float(np.median(FIT))
@@ -78,6 +79,7 @@ def test_counts_and_estimates_per_paper_table(left):
         lambda s: s.model)) == {"pilid", "pilib", "mlp", "nit", "ga", "gam", "ga2m"}  # fmt: skip
 
 
+@pytest.mark.slow
 def test_shared_setting_counts_once_in_the_total(left):
     shared = left[left["setting"] == PILID5]
     assert sorted(shared["paper_table"]) == ["tab-initial", "tab-n20000"]
@@ -92,15 +94,16 @@ def test_shared_setting_counts_once_in_the_total(left):
     assert unestimated == int(unique["seconds"].isna().sum()) > 0
 
 
+@pytest.mark.slow
 def test_reproduction_says_what_is_left_and_why(left):
     records = _records()
     tables = rp.paper_tables(records, root=None, fidelity=False)
     text = rp.build_reproduction(records, tables, figure_link=None, left=left)
     table1 = remaining_work(left).set_index("paper_table").loc["tab-n20000"]
-    assert f"| {int(table1.trials)} trials, ~{rp._duration(table1.seconds)} + 25 without" in text
+    assert f"| {int(table1.trials)} trials, ~{rp.duration(table1.seconds)} + 25 without" in text
     section = text.split("## What is left to run")[1].split("\n## ")[0]
     assert "The records name their device: cpu (" in section
-    assert f"| Table 1 | 50 | {50 * 20 - 12} | {rp._duration(table1.seconds)} | 25 |" in section
+    assert f"| Table 1 | 50 | {50 * 20 - 12} | {rp.duration(table1.seconds)} | 25 |" in section
     status = text.split("### Table 2 (MSE)")[1].split("\n### ")[0]
     assert "Left to run for lack of compute so far: 3988 trials of 200 settings" in status
     # without `left` (an older caller) nothing of it is said

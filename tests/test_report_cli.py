@@ -212,6 +212,7 @@ def test_clean_records_print_no_skip_line(tmp_path, capsys, conf):
     assert code == 0 and not any("skipped" in line or "warning" in line for line in err), err
 
 
+@pytest.mark.slow
 def test_the_real_command_line_prints_one_line_and_no_traceback(tmp_path):
     results = _good_results(tmp_path)
     out = tmp_path / "a-file"

@@ -243,3 +243,47 @@ def test_true_shapes_of_a_record_equal_the_generated_data_sets():
     X = np.random.default_rng(0).uniform(size=(50, 4))
     np.testing.assert_array_equal(truth.functions(X), expected.true_shapes.functions(X))
     np.testing.assert_array_equal(truth.interactions(X), expected.true_shapes.interactions(X))
+
+
+_BACKEND_PROBE = """
+import sys
+import matplotlib
+import pandas as pd
+
+before = matplotlib.get_backend()
+import pilid.report
+from pilid.report import figures
+
+cells = pd.DataFrame(
+    {
+        "paper_table": ["tab-predictive", "tab-predictive"],
+        "metric": ["mse", "auc"],
+        "paper_mean": [0.3, 0.9],
+        "ours_mean": [0.25, 0.88],
+        "reduced": [False, True],
+    }
+)
+written = figures.figure_paper_vs_ours(cells, sys.argv[1])
+print(before, matplotlib.get_backend(), len(written), "matplotlib.pyplot" in sys.modules)
+"""
+
+
+@pytest.mark.slow
+def test_importing_and_drawing_leave_the_users_matplotlib_backend_alone(tmp_path):
+    """The report draws on `matplotlib.figure.Figure` objects: importing it, or drawing a
+    figure, neither switches the backend the user chose (``MPLBACKEND``) nor loads pyplot."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MPLBACKEND": "template"}
+    done = subprocess.run(
+        [sys.executable, "-c", _BACKEND_PROBE, str(tmp_path / "out")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["template", "template", "2", "False"]
+    assert _is_png(tmp_path / "out" / "paper_vs_ours.png")

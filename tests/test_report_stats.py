@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as sps
 
 from pilid.errors import PilidError
-from pilid.report.stats import paired_by_seed, paired_ttest, significance_marker
+from pilid.report.stats import paired_by_seed, paired_ttest, shared_units, significance_marker
 
 
 def _hand_ttest(a, b):
@@ -98,3 +98,33 @@ def test_bad_inputs_raise_one_line_errors():
     dup = pd.DataFrame({"seed": [0, 0], "m": [10, 10], "value": [1.0, 2.0]})
     with pytest.raises(PilidError, match="several records"):
         paired_by_seed(dup, dup.iloc[:1])
+
+
+def test_shared_units_leave_out_units_missing_or_nan_in_either_arm():
+    a = pd.DataFrame(
+        {"seed": [0, 0, 1, 1, 2], "m": [10, 20, 10, 20, 10], "value": [1.0, 3.0, 2.0, np.nan, 5.0]}
+    )
+    b = pd.DataFrame(
+        {"seed": [0, 0, 1, 1, 3], "m": [10, 20, 10, 20, 10], "value": [0.5, 2.0, 1.0, 3.0, 9.0]}
+    )
+    pairs = shared_units(a, b)
+    # (1, 20) is NaN in a, (2, 10) and (3, 10) are in one arm only
+    assert list(zip(pairs["seed"], pairs["m"])) == [(0, 10), (0, 20), (1, 10)]
+    assert pairs["value_a"].tolist() == [1.0, 3.0, 2.0]
+    assert pairs["value_b"].tolist() == [0.5, 2.0, 1.0]
+
+
+def test_paired_by_seed_means_and_counts_are_over_the_shared_units_only():
+    # arm a has 20 seeds, arm b the first 5 only, and b lacks m=20 at seed 4
+    rows_a = [{"seed": s, "m": m, "value": float(s) + m / 100} for s in range(20) for m in (10, 20)]
+    rows_b = [{"seed": s, "m": m, "value": 0.5 * s} for s in range(5) for m in (10, 20)]
+    a, b = pd.DataFrame(rows_a), pd.DataFrame(rows_b[:-1])
+    result = paired_by_seed(a, b)
+    shared = [(s, m) for s in range(5) for m in (10, 20)][:-1]
+    per_seed_a = [np.mean([s + m / 100 for t, m in shared if t == s]) for s in range(5)]
+    per_seed_b = [0.5 * s for s in range(5)]
+    assert result.n == 5 and result.units == 9 and result.blocks == 2
+    assert result.mean_a == pytest.approx(np.mean(per_seed_a), rel=1e-12)  # not over 20 seeds
+    assert result.mean_b == pytest.approx(np.mean(per_seed_b), rel=1e-12)
+    assert result.p == pytest.approx(_hand_ttest(per_seed_a, per_seed_b)[3])
+    assert paired_ttest([1.0, 2.0], [0.0, 0.5]).units is None  # only paired_by_seed counts

@@ -15,6 +15,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from pilid.config import CONF_DIR, check_config
+from pilid.experiments.grid import sweep_axes
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "scripts").glob("reproduce_*.sh"))
@@ -42,23 +43,20 @@ def _commands(script: Path, tmp_path: Path, **env) -> list[list[str]]:
     return [json.loads(line) for line in log.read_text().splitlines()]
 
 
-def _values(value: str) -> list[str]:
-    """A sweep's values (``a,b,c``); a list value (``[16,16]``) is one value."""
-    return [value] if value.startswith("[") else value.split(",")
-
-
 def _variants(overrides: list[str]) -> list[list[str]]:
-    """The command's overrides with each sweep list at each of its values (others at their
-    first): every value is composed once, without the full product."""
-    split = [(o.split("=", 1)[0], _values(o.split("=", 1)[1])) for o in overrides]
-    base = [f"{key}={values[0]}" for key, values in split]
+    """The command's overrides with each sweep axis at each of its values (others at their
+    first; `pilid.experiments.grid.sweep_axes`, so ``[16,16]`` is one value): every value is
+    composed once, without the full product."""
+    axes = sweep_axes(overrides)
+    base = [axis.override(0) for axis in axes]
     variants = [base]
-    for i, (key, values) in enumerate(split):
-        for v in values[1:]:
-            variants.append([*base[:i], f"{key}={v}", *base[i + 1 :]])
+    for i, axis in enumerate(axes):
+        for j in range(1, len(axis.values)):
+            variants.append([*base[:i], axis.override(j), *base[i + 1 :]])
     return variants
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
 def test_every_step_of_a_reproduction_script_is_a_valid_sweep(script, tmp_path):
     commands = _commands(script, tmp_path)
@@ -72,6 +70,7 @@ def test_every_step_of_a_reproduction_script_is_a_valid_sweep(script, tmp_path):
                 check_config(compose("config", overrides=variant))
 
 
+@pytest.mark.slow
 def test_simulation_script_runs_reduced_cells_before_full_ones_and_dry_runs_on_request(tmp_path):
     script = ROOT / "scripts" / "reproduce_simulation.sh"
     commands = _commands(script, tmp_path, REDUCED_TRIALS="6")

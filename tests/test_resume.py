@@ -1,5 +1,5 @@
 """Runs that never lie: a resumed run gives the uninterrupted run's numbers, and interrupts are
-clean (the runs-that-never-lie issue, items 1 and 5)."""
+clean (runs that never lie)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_blocks_are_fixed_by_trial_index():
 
 @pytest.mark.parametrize("deleted", [[1], [0, 3], [2, 3]])
 def test_resume_after_losing_any_trials_gives_the_same_numbers(tmp_path, deleted):
-    """The issue's case: delete some trials' lines from a finished run, rerun: the resumed
+    """The case to guard: delete some trials' lines from a finished run, rerun: the resumed
     trials equal the uninterrupted ones exactly (before the fix, trial 1 went 0.5650 -> 0.4681)."""
     full = tmp_path / "full"
     run_setting(_config(full, "trials=4"))
@@ -75,6 +75,7 @@ def test_resume_after_losing_any_trials_gives_the_same_numbers(tmp_path, deleted
     assert _values(resumed / "records.jsonl") == reference
 
 
+@pytest.mark.slow
 def test_worker_count_and_batched_resume_do_not_change_numbers(tmp_path):
     """train.n_jobs changes the speed only: every block trains on one thread wherever it runs."""
     one = tmp_path / "one"

@@ -21,9 +21,9 @@ from omegaconf import OmegaConf
 from pilid.config import CONF_DIR
 from pilid.data import load_dataset, make_split
 from pilid.experiments import ResultStore, load_results, run_setting
+from pilid.experiments.model_config import builtin_estimator
 from pilid.experiments.setting import setting_id
 from pilid.experiments.store import RECORD_FIELDS, StoreWarning
-from pilid.models.registry import MODELS
 
 TINY_DATA = ["data.N=300", "data.m=3", "data.n_interactions=2"]
 TINY_PILID = [
@@ -73,6 +73,7 @@ def _dataset(record):
     return load_dataset(options.pop("name"), **options)
 
 
+@pytest.mark.slow
 def test_records_resume_extend_and_force(tmp_path):
     args = ["model=linear", *TINY_DATA, "trials=3", "seed=7"]
     first = _run(tmp_path, *args)
@@ -94,7 +95,7 @@ def test_records_resume_extend_and_force(tmp_path):
     dataset = _dataset(records[0])
     for record in records:
         split = make_split(dataset, record["seed"])
-        model = MODELS["linear"].build("regression", record["params"], record["seed"], "cpu", [])
+        model = builtin_estimator("linear", "regression", record["params"], record["seed"])
         model.fit(split.X_train, split.y_train)
         mse = np.mean((model.predict(split.X_test) - split.y_test) ** 2)
         assert record["value"] == pytest.approx(mse, rel=1e-9)
@@ -126,6 +127,7 @@ def test_records_resume_extend_and_force(tmp_path):
     assert sorted(frame["finished_at"])[-2:] == sorted(r["finished_at"] for r in records[5:])
 
 
+@pytest.mark.slow
 def test_batched_pilid_is_repeatable_and_matches_sequential(tmp_path):
     args = [*TINY_PILID, *TINY_DATA, "trials=3"]
     _run(tmp_path, *args, results="a")
@@ -161,6 +163,7 @@ def test_batched_pilid_is_repeatable_and_matches_sequential(tmp_path):
         assert np.isfinite(shapes["value"]).all()
 
 
+@pytest.mark.slow
 def test_kill_mid_run_then_rerun_records_every_trial_once(tmp_path):
     trials = 8
     args = [
@@ -219,6 +222,7 @@ def test_kill_mid_run_then_rerun_records_every_trial_once(tmp_path):
     assert sorted(frame["trial"]) == list(range(trials))
 
 
+@pytest.mark.slow
 def test_process_pool_gives_the_sequential_values(tmp_path):
     args = ["model=linear", *TINY_DATA, "trials=3"]
     cfg = _compose([*args, f"results_dir={tmp_path / 'seq'}"])
@@ -232,6 +236,7 @@ def test_process_pool_gives_the_sequential_values(tmp_path):
     np.testing.assert_allclose([by_trial[t] for t in range(3)], expected, rtol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "launcher",
     [

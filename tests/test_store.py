@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -129,6 +130,7 @@ for i in range(n):
 """
 
 
+@pytest.mark.slow
 def test_concurrent_writers_lose_and_mix_nothing(tmp_path):
     writers, per_writer = 4, 120
     go = tmp_path / "go"
@@ -228,3 +230,276 @@ def test_setting_id_changes_with_what_changes_results():
     env = {**os.environ, "PYTHONHASHSEED": "123"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert out.stdout.strip() == sid, out.stderr
+
+
+# -- appends that cannot finish --------------------------------------------------------------------
+def _fail_records_writes(monkeypatch, path, error=errno.ENOSPC, first_part=0.5):
+    """Make ``os.write`` on ``path``'s file write ``first_part`` of its bytes (a short write),
+    then fail with ``error`` (an ``OSError`` errno, or an exception to raise), as a disk that
+    fills up mid-record does; writes to any other file go through."""
+    real = os.write
+    inode = os.stat(path).st_ino
+    calls = []
+
+    def write(fd, data):
+        if os.fstat(fd).st_ino != inode:
+            return real(fd, data)
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real(fd, bytes(data)[: int(len(data) * first_part)])
+        if isinstance(error, BaseException):
+            raise error
+        raise OSError(error, os.strerror(error))
+
+    monkeypatch.setattr(os, "write", write)
+    return calls
+
+
+def test_a_full_disk_mid_append_leaves_the_file_on_its_last_whole_line(tmp_path, monkeypatch):
+    store = ResultStore(tmp_path)
+    store.extend([_record(0), _record(1)])
+    before = store.path.read_bytes()
+    calls = _fail_records_writes(monkeypatch, store.path)
+    with pytest.raises(PilidError) as raised:
+        store.extend([_record(2, payload="x" * 2000), _record(3)])
+    assert len(calls) == 2  # a short write, then ENOSPC: the append really was cut half-way
+    message = str(raised.value)
+    assert "\n" not in message and str(store.path) in message
+    assert "disk is full" in message and "run the same command to resume" in message
+    assert store.path.read_bytes() == before  # earlier records kept, nothing of the new ones
+    monkeypatch.undo()
+    store.append(_record(4))  # space again: the next append lands on a clean line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [r["trial"] for r in store.records()] == [0, 1, 4]
+
+
+def test_an_interrupt_between_two_short_writes_takes_the_append_back(tmp_path, monkeypatch):
+    store = ResultStore(tmp_path)
+    store.append(_record(0))
+    before = store.path.read_bytes()
+    _fail_records_writes(monkeypatch, store.path, error=KeyboardInterrupt(), first_part=0.3)
+    with pytest.raises(KeyboardInterrupt):
+        store.append(_record(1))
+    assert store.path.read_bytes() == before
+
+
+def test_other_write_errors_are_one_line_and_keep_the_file(tmp_path, monkeypatch):
+    store = ResultStore(tmp_path)
+    store.append(_record(0))
+    before = store.path.read_bytes()
+    _fail_records_writes(monkeypatch, store.path, error=errno.EIO)
+    with pytest.raises(PilidError, match=r"cannot write results to .*\(Input/output error\)"):
+        store.append(_record(1))
+    assert store.path.read_bytes() == before
+
+
+_RUN = [sys.executable, "-m", "pilid.run", "model=linear", "data=synthetic", "data.N=200"]
+
+
+def _run_cli(tmp_path, *args, **kwargs):
+    return subprocess.run(
+        [*_RUN, *args, f"hydra.run.dir={tmp_path / 'hydra'}"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        cwd=tmp_path,
+        **kwargs,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="RLIMIT_FSIZE needs a POSIX system")
+def test_a_run_whose_record_does_not_fit_ends_with_one_line_and_keeps_the_file(tmp_path):
+    """The kernel's own short write: the file size limit (RLIMIT_FSIZE) lets the record's write
+    reach the limit and then fails it (EFBIG), as a full disk does with ENOSPC."""
+    import resource
+
+    results = tmp_path / "results"
+    store = ResultStore(results)
+    store.extend([_record(t, "padding", payload="p" * 1000) for t in range(60)])  # ~64 kB
+    before = store.path.read_bytes()
+    limit = len(before) + 100  # the next record (~700 bytes) crosses it mid-line
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    done = _run_cli(tmp_path, "trials=2", f"results_dir={results}", preexec_fn=small_files)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pilid: error: cannot write results to"), lines
+    assert "File too large" in lines[0] and "run the same command to resume" in lines[0]
+    assert store.path.read_bytes() == before  # no partial line: cut back to the last whole line
+
+
+# -- reading writes nothing (a read-only results directory, the dry run) ---------------------------
+def _tree(root):
+    """Every path under ``root`` with its size and modification time."""
+    return {
+        str(p.relative_to(root)): (p.is_dir(), p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def _bad_line_results(tmp_path):
+    """A results directory as a fresh clone has it (no ``.locks/``): one good record of another
+    setting, then a line whose trial number is a string."""
+    results = tmp_path / "results"
+    results.mkdir()
+    good = _record(0, "other", model="linear", dataset="synthetic", fit_seconds=0.1)
+    path = results / "records.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "trial": "1"}) + "\n")
+    warning = (
+        f"pilid: warning: {path}: line 2 is not a valid record ('trial' is '1', not a whole "
+        "number >= 0); skipped"
+    )
+    return results, warning
+
+
+@pytest.mark.slow
+def test_a_dry_run_writes_nothing_in_the_results_directory(tmp_path):
+    results, warning = _bad_line_results(tmp_path)
+    before = _tree(results)
+    done = _run_cli(tmp_path, "trials=3", "dry_run=true", f"results_dir={results}")
+    assert done.returncode == 0, done.stderr
+    assert "0/3 trials recorded" in done.stdout
+    assert _tree(results) == before  # no .locks/records.jsonl.lock, nothing touched
+    assert done.stderr.strip().splitlines() == [warning]  # one line, no source line
+
+
+def _refuse_writes_under(monkeypatch, root):
+    """Make ``root`` read-only for this process (as root, chmod alone does not stop writes):
+    every create, write-open, mkdir or temporary file under it fails with EACCES/EROFS."""
+    import tempfile
+
+    root = str(root.resolve())
+    real_open, real_mkdir, real_mkstemp = os.open, os.mkdir, tempfile.mkstemp
+    writing = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+    def inside(path):
+        return os.path.abspath(os.fspath(path)).startswith(root)
+
+    def open_(path, flags, *args, **kwargs):
+        if flags & writing and inside(path):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fspath(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    def mkdir(path, *args, **kwargs):
+        if inside(path):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fspath(path))
+        return real_mkdir(path, *args, **kwargs)
+
+    def mkstemp(*args, dir=None, **kwargs):  # noqa: A002 (tempfile's own name)
+        if dir is not None and inside(dir):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fspath(dir))
+        return real_mkstemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_)
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+
+
+@pytest.mark.parametrize("with_locks", [True, False], ids=["with-locks", "without-locks"])
+def test_reading_and_planning_need_no_write_access(tmp_path, monkeypatch, with_locks):
+    from pilid.experiments.planning import plan_setting
+
+    results = tmp_path / "results"
+    results.mkdir()
+    ResultStore(results).extend([_record(0), _record(1, value=0.7)])
+    if not with_locks:
+        import shutil
+
+        shutil.rmtree(results / ".locks")
+    before = _tree(results)
+    _refuse_writes_under(monkeypatch, results)
+    results.chmod(0o555)
+    try:
+        assert ResultStore(results).done_trials("s1") == {0, 1}
+        assert sorted(load_results(results)["value"]) == [0.5, 0.7]
+        cfg = OmegaConf.merge(_cfg(), {"results_dir": str(results), "dry_run": True})
+        plan = plan_setting(cfg)
+        assert plan.trials == 20 and plan.recorded == 0
+    finally:
+        results.chmod(0o755)
+    assert _tree(results) == before
+
+
+# -- one warning per bad line ----------------------------------------------------------------------
+@pytest.mark.slow
+def test_a_wrong_typed_line_is_one_warning_line_per_run_without_source_lines(tmp_path):
+    results, warning = _bad_line_results(tmp_path)
+    # the run reads the store three times: the missing trials, their old values, the summary
+    done = _run_cli(tmp_path, "trials=2", f"results_dir={results}")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().splitlines() == [warning]
+    assert "over 2 trials" in done.stdout
+
+
+def test_a_library_user_sees_the_warning_at_their_own_line(tmp_path):
+    path = tmp_path / "records.jsonl"
+    path.write_text(json.dumps(_record(0)) + "\n" + json.dumps(_record(1, value=None)) + "\n")
+    with pytest.warns(StoreWarning, match="line 2 is not a valid record") as caught:
+        load_results(tmp_path)
+    assert caught[0].filename == __file__  # not a line inside pilid
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [("experiment", 123), ("task", 5), ("device", ["cpu"]), ("versions", "1.0"), ("fit_mode", 1)],
+)
+def test_wrongly_typed_descriptive_fields_make_a_line_invalid(tmp_path, field, value):
+    path = tmp_path / "records.jsonl"
+    good = {**_record(0), "experiment": "adhoc", "task": "regression", "device": "cpu"}
+    bad = {**_record(1), field: value}
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with pytest.warns(StoreWarning, match=f"line 2 is not a valid record \\('{field}' is"):
+        assert ResultStore(path).records() == [good]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="flock is POSIX")
+def test_a_reader_holds_the_records_lock_shared_while_it_reads(tmp_path, monkeypatch):
+    """Readers share the lock (a writer waits for them; so does a reader for a writer) and open
+    the lock file read-only: taken in the middle of the read, an exclusive lock is refused and a
+    shared one granted."""
+    import builtins
+    import fcntl
+
+    import pilid.experiments.store as store_module
+
+    store = ResultStore(tmp_path)
+    store.append(_record(0))
+    lock = tmp_path / ".locks" / "records.jsonl.lock"
+    seen = {}
+
+    def try_lock(kind):
+        fd = os.open(lock, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, kind | fcntl.LOCK_NB)
+            return "granted"
+        except BlockingIOError:
+            return "refused"
+        finally:
+            os.close(fd)
+
+    class Probe:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def read(self):
+            seen["exclusive"] = try_lock(fcntl.LOCK_EX)
+            seen["shared"] = try_lock(fcntl.LOCK_SH)
+            return self.handle.read()
+
+    monkeypatch.setattr(
+        store_module, "open", lambda *a, **k: Probe(builtins.open(*a, **k)), raising=False
+    )
+    assert [r["trial"] for r in store.records()] == [0]
+    assert seen == {"exclusive": "refused", "shared": "granted"}
+    assert try_lock(fcntl.LOCK_EX) == "granted"  # released after the read

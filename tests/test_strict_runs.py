@@ -1,5 +1,5 @@
 """Bad input to the runner and its store: one clear line, nothing lost, no result changed
-(the runs-that-never-lie issue, items 2-4, 6-8, 11, 12 and 15)."""
+(runs that never lie)."""
 
 from __future__ import annotations
 
@@ -63,6 +63,7 @@ def test_unknown_keys_stop_the_run_listing_the_valid_ones(override, key, valid):
     assert key in message and valid in message and "\n" not in message
 
 
+@pytest.mark.slow
 def test_typo_on_the_command_line_runs_nothing(tmp_path):
     line = _one_error_line(_cli(tmp_path, *FAST, "+train.epoch=3"))
     assert "train.epoch" in line and "epochs" in line
@@ -286,6 +287,7 @@ def test_records_path_that_is_a_directory_is_one_line(tmp_path):
 
 
 # -- 11. a sweep is checked before its first setting trains ---------------------------------------
+@pytest.mark.slow
 def test_sweep_with_one_bad_value_runs_nothing(tmp_path):
     result = _cli(
         tmp_path,
@@ -301,6 +303,7 @@ def test_sweep_with_one_bad_value_runs_nothing(tmp_path):
     assert not (tmp_path / "results" / "records.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_sweep_with_a_bad_baseline_parameter_runs_nothing(tmp_path):
     result = _cli(tmp_path, "model=rf", "model.n_estimators=10,0", *FAST[1:], multirun=True)
     line = _one_error_line(result)

@@ -16,14 +16,17 @@ from collections.abc import Sequence
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from omegaconf import OmegaConf
 
-from pilid.config import check_config, composition_error
+from pilid.config import check_config, composition_error, missing_names
 from pilid.errors import PilidError
+from pilid.experiments.interrupts import watch_settings
 
 
 class CheckedSweeper(BasicSweeper):
     """``BasicSweeper`` whose batch check also runs ``check_config`` on every job."""
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
+        """Compose every job of ``batch`` and check it; stop the sweep with one line at the
+        first bad job (``dry_run=true``: print the plan and stop)."""
         assert self.hydra_context is not None and self.config is not None
         containers = []
         for overrides in batch:
@@ -35,7 +38,10 @@ class CheckedSweeper(BasicSweeper):
                 except Exception as error:  # the schema refused a key or a value's type
                     raise composition_error(error, overrides) from error
                 container = OmegaConf.to_container(cfg, resolve=False)
-                container.pop("hydra", None)
+                hydra_node = container.pop("hydra", None) or {}
+                choices = (hydra_node.get("runtime") or {}).get("choices") or {}
+                for group, name in missing_names(container, choices).items():
+                    container[group] = {**container[group], "name": name}
                 containers.append(container)
                 check_config(container)
             except PilidError as error:
@@ -49,6 +55,8 @@ class CheckedSweeper(BasicSweeper):
         if containers and OmegaConf.create(containers[0]).get("dry_run"):
             _dry_run(containers)
             sys.exit(0)
+        # an interrupt's one line counts the recorded trials of every setting of the sweep
+        watch_settings(containers, replace=False)
 
 
 def _dry_run(containers: list[dict]) -> None:

@@ -35,6 +35,7 @@ class Dataset:
     info: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        """Check the task, metric, X and y; code a classification target 0/1."""
         if self.task not in TASKS:
             raise PilidError(f"task={self.task!r} is invalid; use 'regression' or 'classification'")
         if self.metric not in TASK_METRIC.values():
@@ -72,6 +73,7 @@ class Dataset:
 
     @property
     def n_samples(self) -> int:
+        """Number of rows."""
         return len(self.X)
 
     @property

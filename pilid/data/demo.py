@@ -117,14 +117,17 @@ class DemoTrueShapes:
 
     @property
     def m(self) -> int:
+        """Number of features."""
         return self.coef.shape[0]
 
     @property
     def degree(self) -> int:
+        """Degree of the polynomials u_j."""
         return self.coef.shape[1] - 1
 
     @property
     def n_interactions(self) -> int:
+        """Number of interaction products."""
         return len(self.pairs)
 
     def _check(self, X) -> np.ndarray:

@@ -50,6 +50,7 @@ class RawFile:
     archive_sha256: str | None = None  # published SHA-256 of that zip, where known
 
     def relpath(self) -> str:
+        """The file's path under the data directory (``<folder>/<filename>``)."""
         return f"{self.folder}/{self.filename}"
 
 

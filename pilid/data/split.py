@@ -87,6 +87,20 @@ def make_split(dataset: Dataset, seed: int, test_size: float = 0.2) -> Split:
 
     Deterministic given ``seed``. Scaling uses the training part only; a synthetic dataset
     (``info["scale_features"] is False``) keeps its features on the true functions' [0, 1] axis.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        From `load_dataset`.
+    seed : int
+        The trial seed, in [0, 2**32).
+    test_size : float, default=0.2
+        The test fraction, in (0, 1).
+
+    Returns
+    -------
+    Split
+        The encoded, scaled train and test arrays, with the scaling to undo it.
     """
     if not isinstance(dataset, Dataset):
         raise PilidError("make_split needs a pilid.data.Dataset; build one with load_dataset()")

@@ -89,10 +89,12 @@ class TrueShapes:
 
     @property
     def m(self) -> int:
+        """Number of features."""
         return self.coef.shape[0]
 
     @property
     def degree(self) -> int:
+        """Degree of the Legendre expansions."""
         return self.coef.shape[1] - 1
 
     def _check(self, X) -> np.ndarray:

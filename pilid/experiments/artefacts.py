@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from pilid.atomic import is_disk_full, replacing
 from pilid.errors import PilidError
 
 #: The folder of the artefacts inside a results directory.
@@ -146,13 +147,68 @@ def _one_index(value, position: dict[str, int], m: int) -> int:
 
 
 def write_artefacts(directory: Path, trial: int, frames: dict[str, Any]) -> None:
-    """Write ``frames`` as the trial's artefact files (each replaced atomically)."""
+    """Write ``frames`` as the trial's artefact files, each replaced atomically
+    (`pilid.atomic.replacing`: a failed write leaves the old file and no temporary file).
+
+    A write that fails raises ``PilidError`` (one line; for a full disk: free space and run the
+    same command to resume, the trial having no record yet)."""
     if not frames:
         return
-    directory.mkdir(parents=True, exist_ok=True)
-    for kind, frame in frames.items():
-        name = artefact_name(kind, trial)
-        target = directory / f"{name}.csv"
-        temporary = directory / f".{name}.csv.{os.getpid()}.tmp"
-        frame.to_csv(temporary, index=False)
-        os.replace(temporary, target)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for kind, frame in frames.items():
+            with replacing(directory / f"{artefact_name(kind, trial)}.csv") as temporary:
+                frame.to_csv(temporary, index=False)
+    except OSError as error:
+        if is_disk_full(error):
+            raise PilidError(
+                f"cannot write the artefacts of trial {trial} to {str(directory)!r}: the disk is "
+                f"full ({error.strerror}); the trials of this block are not recorded; free space "
+                "and run the same command to resume"
+            ) from error
+        raise PilidError(
+            f"cannot write the artefacts of trial {trial} to {str(directory)!r} "
+            f"({error.strerror or type(error).__name__}); make it writable or set results_dir "
+            "to a writable directory, then run the same command to resume"
+        ) from error
+
+
+class DamagedArtefact(PilidError):
+    """An artefact file is not a whole CSV table (cut mid-line, a row of the wrong width)."""
+
+
+def read_artefact(path: str | os.PathLike, columns: tuple = (), numeric: tuple = ()):
+    """An artefact CSV as a DataFrame, checked whole: it must end with a newline (a file cut
+    mid-line does not), parse as CSV, hold every column of ``columns``, and have a number in
+    every row of the ``numeric`` columns it holds (a row with fewer fields than the header has
+    an empty field at its end). Raises ``DamagedArtefact`` (one line) otherwise;
+    ``FileNotFoundError`` when it does not exist."""
+    import io
+
+    import pandas as pd
+
+    path = Path(path)
+    data = path.read_bytes()
+    fix = "treated as missing; rerun its setting with force=true to rewrite it"
+    if not data.endswith(b"\n"):
+        what = "is empty" if not data else "is cut off (its last line has no end)"
+        raise DamagedArtefact(f"{path} {what}; {fix}")
+    try:
+        frame = pd.read_csv(io.BytesIO(data))
+    except (ValueError, UnicodeDecodeError) as error:  # pandas' ParserError is a ValueError
+        first = str(error).strip().splitlines()[0] if str(error).strip() else "unreadable"
+        raise DamagedArtefact(f"{path} is not a whole CSV table ({first}); {fix}") from error
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise DamagedArtefact(f"{path} lacks the column(s) {', '.join(missing)}; {fix}")
+    present = [c for c in numeric if c in frame.columns]
+    if present:
+        values = frame[present].apply(pd.to_numeric, errors="coerce")
+        empty = values.isna().any(axis=1).to_numpy()
+        if empty.any():
+            line = int(empty.argmax()) + 2  # the header is line 1
+            raise DamagedArtefact(
+                f"{path}: line {line} has fewer fields than the header or a field that is not "
+                f"a number; {fix}"
+            )
+    return frame

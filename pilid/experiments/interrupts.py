@@ -1,11 +1,21 @@
 """Stopping a run: SIGINT/SIGTERM while trials train become ``RunInterrupted`` (the finished
-trials stay recorded, and the same command resumes)."""
+trials stay recorded, and the same command resumes).
+
+The command line (``pilid.run.cli``) runs under ``exit_on_interrupt``: SIGINT or SIGTERM at any
+moment of a run or a sweep (while a setting trains, between two settings, while Hydra starts or
+ends) ends it with one line, ``interrupted_line``, and exit code 130 / 143. In a ``-m`` sweep the
+line counts the trials recorded of every setting of the sweep (the sweeper registers them with
+``watch_settings``); in a single run, those of its setting.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Iterator
+import sys
+import warnings
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 
 class RunInterrupted(Exception):
@@ -53,3 +63,89 @@ def signals_as_exceptions() -> Iterator[None]:
     finally:
         if installed:
             signal.signal(signal.SIGTERM, previous)
+
+
+#: The configs of the settings the command runs (a ``-m`` sweep: every job), for the line.
+_WATCHED: list[Any] = []
+
+
+def watch_settings(configs: Iterable[Mapping[str, Any]], replace: bool = True) -> None:
+    """Register the settings this command runs (unresolved config containers or
+    ``DictConfig``s); ``interrupted_line`` counts their recorded trials."""
+    if replace:
+        _WATCHED.clear()
+    _WATCHED.extend(configs)
+
+
+def watched_settings() -> int:
+    """How many settings are registered."""
+    return len(_WATCHED)
+
+
+def recorded_counts(configs: Iterable[Any] | None = None) -> tuple[int, int] | None:
+    """(trials recorded, trials) summed over ``configs`` (default: the registered settings),
+    counting trials ``0 .. trials-1`` found in each setting's results store; None when there is
+    no setting or a count fails (an unreadable store, a config that does not resolve)."""
+    from pilid.config import normalize_config
+    from pilid.experiments.setting import resolved_config, setting_id
+    from pilid.experiments.store import ResultStore, records_in
+
+    configs = list(_WATCHED if configs is None else configs)
+    if not configs:
+        return None
+    done = total = 0
+    stores: dict[str, dict[str, set[int]]] = {}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a bad record line: warned when the store is read
+            for cfg in configs:
+                config = normalize_config(resolved_config(cfg))
+                trials = int(config["trials"])
+                root = str(config["results_dir"])
+                if root not in stores:
+                    by_setting: dict[str, set[int]] = {}
+                    store = ResultStore(records_in(root))
+                    for record in store.records() if store.path.is_file() else []:
+                        by_setting.setdefault(record["setting_id"], set()).add(record["trial"])
+                    stores[root] = by_setting
+                recorded = stores[root].get(setting_id(config), set())
+                done += len(recorded & set(range(trials)))
+                total += trials
+    except Exception:  # the line must come out whatever the state of the store
+        return None
+    return done, total
+
+
+def interrupted_line(stop: RunInterrupted | None = None) -> str:
+    """The one line of an interrupted command: the trials recorded of the watched settings
+    (of ``stop``'s setting when one setting or none is watched) and how to resume."""
+    counts = None
+    if stop is None or watched_settings() > 1:
+        counts = recorded_counts()
+    if counts is None and stop is not None:
+        counts = (stop.recorded, stop.trials)
+    if counts is None:
+        return "pilid: interrupted before a setting started; run the same command to resume"
+    done, total = counts
+    return f"pilid: interrupted: {done} of {total} trials recorded; run the same command to resume"
+
+
+def exit_interrupted(signum: int, stop: RunInterrupted | None = None) -> None:
+    """Print ``interrupted_line`` to stderr and exit with 128 + ``signum`` (130 Ctrl-C, 143
+    SIGTERM); a second SIGINT/SIGTERM meanwhile is ignored, so that the line comes out alone."""
+    with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore there
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    print(interrupted_line(stop), file=sys.stderr, flush=True)
+    sys.exit(128 + int(signum))
+
+
+@contextlib.contextmanager
+def exit_on_interrupt() -> Iterator[None]:
+    """Run a command (``pilid.run.cli``) so that SIGINT or SIGTERM at any moment ends it with
+    ``interrupted_line`` and exit code 130 / 143 instead of a traceback or a silent death."""
+    try:
+        with signals_as_exceptions():
+            yield
+    except (KeyboardInterrupt, Terminated) as stop:
+        exit_interrupted(int(getattr(stop, "signum", signal.SIGINT)))

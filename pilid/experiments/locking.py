@@ -2,9 +2,11 @@
 
 Two locks live under ``<results_dir>/.locks/``:
 
-- ``records.jsonl.lock``: held by the store while it appends to or reads ``records.jsonl``, so
-  that several processes (joblib workers, Slurm array jobs on a shared file system with working
-  locks) never interleave or read half a record;
+- ``records.jsonl.lock``: held by the store while it appends to ``records.jsonl``, so that
+  several processes (joblib workers, Slurm array jobs on a shared file system with working
+  locks) never interleave; a reader holds it shared (``shared``) where the lock file exists,
+  so that it never reads half a record, and creates or writes nothing (a dry run, a report on a
+  read-only results directory);
 - ``<setting_id>.lock``: held by the runner while a setting runs, so that a second process on
   the same setting waits, then finds its trials recorded.
 
@@ -14,6 +16,7 @@ The operating system drops a lock when its holder dies, even by SIGKILL.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -50,6 +53,38 @@ def exclusive(path: Path, waiting: str | None = None) -> Iterator[None]:
         yield
     finally:
         lock.release()
+
+
+@contextlib.contextmanager
+def shared(path: Path) -> Iterator[None]:
+    """Hold the lock file ``path`` shared while the block runs (a reader beside writers that
+    hold it through ``exclusive``), creating and writing nothing.
+
+    The file is opened read-only and locked with ``flock(LOCK_SH)``, which waits for a writer's
+    exclusive hold and lets other readers in. Where the lock file does not exist (no writer of
+    ours has used it), cannot be opened, or cannot be locked (no ``fcntl``, as on Windows, or a
+    file system without ``flock``), the block runs unlocked: readers skip a partial last line.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        fcntl = None
+    fd = -1
+    if fcntl is not None:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            fd = -1
+    try:
+        if fd >= 0:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH)
+            except OSError:
+                pass
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)  # closing the descriptor drops its lock
 
 
 @contextlib.contextmanager

@@ -33,6 +33,7 @@ class Plan:
 
     @property
     def line(self) -> str:
+        """One line: the setting, its trials recorded and the time left (or ``done``)."""
         left = self.trials - self.recorded
         if left == 0:
             cost = "done"
@@ -121,13 +122,22 @@ def plan_setting(cfg: DictConfig | Mapping[str, Any], records=None) -> Plan:
             data.get("N"),
             data.get("m"),
         )
-        from pilid.models.registry import get_model
-
-        batchable = bool(getattr(get_model(model), "batchable", False))
+        batchable = _batchable(config)
         train = config.get("train") or {}
         workers = resolve_n_jobs(train.get("n_jobs", "auto"), batchable, "cpu", max(missing, 1))
         seconds = per_trial * missing / max(1, workers if batchable else 1)
     return Plan(setting_label(config), sid, trials, trials - missing, seconds, basis)
+
+
+def _batchable(config: Mapping[str, Any]) -> bool:
+    """Whether the setting's model trains its trials in blocks (pilid's neural estimators)."""
+    from pilid.experiments.model_config import estimator_class, is_batchable
+
+    task = (config.get("data") or {}).get("task") or "regression"
+    try:
+        return is_batchable(estimator_class(config["model"], str(task)))
+    except PilidError:  # the check of the config names the problem; the plan assumes one by one
+        return False
 
 
 #: Trials per block when ``train.trials_per_batch`` is auto: on a CPU, blocks go one per
@@ -179,11 +189,16 @@ def resolve_n_jobs(value: Any, batched: bool, device: str, n_units: int) -> int:
     1.70x; small nets 2.95x vs 2.77x. So on CPU ``auto`` is one one-thread worker per core for
     batched neural models, at most one per block; on CUDA it is one process holding each block
     on the GPU; models that do not batch run one by one (scikit-learn baselines parallelise
-    inside, e.g. the random forest's and EBM's ``n_jobs``). The number of workers never changes
-    a result: on the CPU every neural block trains on one thread wherever it runs.
+    inside, e.g. the random forest's and EBM's ``n_jobs``). Inside a worker process of the
+    ``pilid_joblib`` launcher (``pilid.parallel.in_worker()``) ``auto`` is 1: the launcher already
+    runs one setting per core, so the setting's blocks train one after the other in that worker.
+    The number of workers never changes a result: on the CPU every neural block trains on one
+    thread wherever it runs.
     """
     if value in (None, "auto"):
-        if not batched or device != "cpu":
+        from pilid.parallel import in_worker
+
+        if not batched or device != "cpu" or in_worker():
             return 1
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         return max(1, min(int(cores or 1), n_units))

@@ -17,7 +17,6 @@ moment of an interruption play no part.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import platform
 import signal
@@ -40,7 +39,7 @@ from pilid.experiments.interrupts import RunInterrupted, Terminated, signals_as_
 from pilid.experiments.locking import setting_lock
 from pilid.experiments.planning import plan_blocks, resolve_block_size, resolve_n_jobs
 from pilid.experiments.progress import progress
-from pilid.experiments.scoring import Summary, score, summarize
+from pilid.experiments.scoring import Summary, refusal_line, summarize, trial_value
 from pilid.experiments.setting import canonical_json, resolved_config, setting_id, setting_label
 from pilid.experiments.store import ResultStore, records_in
 
@@ -95,9 +94,9 @@ class _Context:
     config: dict[str, Any]
     sid: str
     dataset: Any
-    spec: Any
+    batchable: bool  # the model trains through fit_batched (pilid's neural estimators)
+    estimator: str  # the class's dotted path (recorded)
     params: dict[str, Any]  # recorded: model config minus name + training settings
-    build_params: dict[str, Any]  # handed to the registry (adds verbose)
     device: str
 
 
@@ -106,10 +105,12 @@ def _context(config: dict[str, Any], sid: str) -> _Context:
 
     device = _device_name(resolve_device(config.get("device", "auto")))
     dataset = _load_dataset(canonical_json(config["data"]), config.get("data_dir"))
-    spec = _model_spec(config["model"]["name"])
-    params = model_params(config)
-    build_params = {**params, "verbose": bool(config.get("verbose", False))}
-    return _Context(config, sid, dataset, spec, params, build_params, device)
+    from pilid.experiments.model_config import estimator_class, estimator_path, is_batchable
+
+    task = str(dataset.task)
+    batchable = is_batchable(estimator_class(config["model"], task))
+    path = estimator_path(config["model"], task)
+    return _Context(config, sid, dataset, batchable, path, model_params(config), device)
 
 
 def _run_trials(
@@ -123,8 +124,8 @@ def _run_trials(
     ctx = _context(config, sid)
     _check_split_sizes(ctx)
     train = config.get("train") or {}
-    batched = bool(train.get("batched", True)) and bool(getattr(ctx.spec, "batchable", False))
-    neural = bool(getattr(ctx.spec, "batchable", False))
+    batched = bool(train.get("batched", True)) and ctx.batchable
+    neural = ctx.batchable
     trials = int(config["trials"])
     if batched:
         n_bags = (config.get("model") or {}).get("n_bags") or 1
@@ -141,29 +142,44 @@ def _run_trials(
         (config, sid, unit, sorted(wanted.intersection(unit)), block_size, threads, n_jobs)
         for unit in units
     ]
+    refused: list[tuple[int, str]] = []  # trials not recorded (training diverged), and why
     with progress(len(missing), label, bool(config.get("verbose"))) as bar:
         if n_jobs > 1 and len(jobs) > 1:
             from pilid.parallel import imap_processes
 
             with contextlib.closing(imap_processes(_unit_in_worker, jobs, n_jobs)) as results:
                 for finished, others in results:
-                    _record(store, finished, others, old_values, bar)
+                    refused += _record(store, finished, others, old_values, bar)
         else:
             for job in jobs:
                 finished, others = _fit_unit(ctx, *job[2:])
-                _record(store, finished, others, old_values, bar)
+                refused += _record(store, finished, others, old_values, bar)
+    _refuse(ctx, label, refused, len(missing))
     return len(missing)
+
+
+def _refuse(ctx: _Context, label: str, refused: list[tuple[int, str]], ran: int) -> None:
+    """After every unit is recorded: one line (`TrainingDivergedError`, exit 2) naming the
+    trials that were not, why, and the ``train.lr`` to try."""
+    if refused:
+        from pilid.errors import TrainingDivergedError
+
+        diverged = any(why.startswith("training diverged") for _, why in refused)
+        lr = ctx.params.get("lr") if (ctx.batchable or diverged) else None
+        line = refusal_line(label, ctx.sid, refused, lr, recorded=ran - len(refused))
+        raise TrainingDivergedError(line)
 
 
 def _recorded_values(store: ResultStore, sid: str, recorded: set[int]) -> dict[int, float]:
     return {r["trial"]: r["value"] for r in store.setting_records(sid) if r["trial"] in recorded}
 
 
-def _record(store, finished, others, old_values, bar) -> None:
+def _record(store, finished, others, old_values, bar) -> list[tuple[int, str]]:
     """Write artefacts, then the records (one atomic append): a record implies its artefacts.
 
     ``others`` are the values of the block's already-recorded trials, retrained with it; a value
     that differs from its record is reported (the record came from another layout or machine).
+    Returns the refused trials (`scoring.trial_value`: training diverged), not recorded.
     """
     changed = [
         (t, old_values[t], v) for t, v in others.items() if t in old_values and old_values[t] != v
@@ -176,8 +192,8 @@ def _record(store, finished, others, old_values, bar) -> None:
             "another layout, version or machine (see each record's layout); kept the records",
             file=sys.stderr,
         )
-    bad = [r for r, _ in finished if not math.isfinite(r["value"])]
-    finished = [(r, a) for r, a in finished if math.isfinite(r["value"])]
+    refused = [(r["trial"], why) for r, _, why in finished if why is not None]
+    finished = [(r, a) for r, a, why in finished if why is None]
     for record, artefacts in finished:
         directory = artifact_dir(store.root, record["setting_id"])
         write_artefacts(directory, record["trial"], artefacts)
@@ -186,11 +202,7 @@ def _record(store, finished, others, old_values, bar) -> None:
     if finished:
         last = finished[-1][0]
         bar.set_postfix_str(f"{last['metric']}={last['value']:.4f}", refresh=False)
-    if bad:
-        raise PilidError(
-            f"trial {bad[0]['trial']} gave {bad[0]['metric']} = {bad[0]['value']} (training "
-            "diverged), so it was not recorded; lower train.lr or check the data"
-        )
+    return refused
 
 
 def _trial_seed(ctx: _Context, trial: int) -> int:
@@ -198,8 +210,19 @@ def _trial_seed(ctx: _Context, trial: int) -> int:
 
 
 def _build(ctx: _Context, seed: int, split) -> Any:
+    from pilid.experiments.model_config import build_estimator
+
     categorical = [int(i) for i in np.flatnonzero(np.asarray(split.categorical, dtype=bool))]
-    return ctx.spec.build(ctx.dataset.task, dict(ctx.build_params), seed, ctx.device, categorical)
+    model = ctx.config["model"]
+    return build_estimator(
+        model,
+        str(ctx.dataset.task),
+        ctx.config.get("train") or {},
+        seed,
+        ctx.device,
+        categorical,
+        verbose=bool(ctx.config.get("verbose", False)),
+    )
 
 
 def _check_split_sizes(ctx: _Context) -> None:
@@ -234,7 +257,7 @@ def _fit_unit(ctx, unit, to_record, block_size, threads, n_jobs):
     seeds = [_trial_seed(ctx, t) for t in unit]
     splits = [make_split(ctx.dataset, seed) for seed in seeds]
     estimators = [_build(ctx, seed, split) for seed, split in zip(seeds, splits)]
-    batched = bool(getattr(ctx.spec, "batchable", False))
+    batched = ctx.batchable
     layout = {
         "mode": "block" if len(unit) > 1 or block_size > 1 else "single",
         "block": [unit[0], unit[-1] + 1],
@@ -245,12 +268,15 @@ def _fit_unit(ctx, unit, to_record, block_size, threads, n_jobs):
     }
     start = time.perf_counter()
     with torch_threads(threads) if threads else contextlib.nullcontext():
-        if batched:
+        if batched:  # a diverged trial is flagged (`diverged_`), the others fitted
             fitted = fit_batched(
-                estimators, [s.X_train for s in splits], [s.y_train for s in splits]
+                estimators,
+                [s.X_train for s in splits],
+                [s.y_train for s in splits],
+                on_divergence="flag",
             )
         else:
-            fitted = [est.fit(s.X_train, s.y_train) for est, s in zip(estimators, splits)]
+            fitted = [_fit_one(est, s) for est, s in zip(estimators, splits)]
     seconds = (time.perf_counter() - start) / len(unit)
     mode = "batched" if layout["mode"] == "block" else ("process" if n_jobs > 1 else "sequential")
     finished, others = [], {}
@@ -259,8 +285,20 @@ def _fit_unit(ctx, unit, to_record, block_size, threads, n_jobs):
         if t in keep:
             finished.append(_finish(ctx, t, seed, split, est, seconds, mode, layout))
         else:
-            others[t] = score(est, split, str(ctx.dataset.metric), str(ctx.dataset.task))
+            others[t] = trial_value(est, split, str(ctx.dataset.metric), str(ctx.dataset.task))[0]
     return finished, others
+
+
+def _fit_one(estimator, split):
+    """``estimator.fit`` on the split's training rows; an internal network's diverged
+    training (GA's teacher) flags the trial (``diverged_``) instead of ending the run."""
+    from pilid.errors import TrainingDivergedError
+
+    try:
+        return estimator.fit(split.X_train, split.y_train)
+    except TrainingDivergedError as error:
+        estimator.diverged_ = getattr(error, "reason", None) or str(error)
+        return estimator
 
 
 def _unit_in_worker(job) -> tuple[list, dict]:
@@ -269,13 +307,16 @@ def _unit_in_worker(job) -> tuple[list, dict]:
     return _fit_unit(_context(config, sid), *rest)
 
 
-def _finish(ctx, trial, seed, split, estimator, seconds, mode, layout) -> tuple[dict, dict]:
+def _finish(ctx, trial, seed, split, estimator, seconds, mode, layout) -> tuple:
+    """The trial's record, its artefacts, and why it must not be recorded (None: record it)."""
     dataset = ctx.dataset
     metric = str(dataset.metric)
+    value, refused = trial_value(estimator, split, metric, str(dataset.task))
     record = {
         "experiment": ctx.config.get("experiment_name", "adhoc"),
         "dataset": str(ctx.config["data"]["name"]),
         "model": str(ctx.config["model"]["name"]),
+        "estimator": ctx.estimator,
         "params": ctx.params,
         "N": int(len(dataset.y)),
         "m": int(dataset.X.shape[1]),
@@ -283,7 +324,7 @@ def _finish(ctx, trial, seed, split, estimator, seconds, mode, layout) -> tuple[
         "trial": int(trial),
         "seed": int(seed),
         "metric": metric,
-        "value": score(estimator, split, metric, str(dataset.task)),
+        "value": value,
         "fit_seconds": float(seconds),
         "fit_mode": mode,
         "layout": layout,
@@ -293,7 +334,9 @@ def _finish(ctx, trial, seed, split, estimator, seconds, mode, layout) -> tuple[
         "data": ctx.config["data"],
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
-    return record, artefact_frames(estimator, split)
+    if refused is not None:
+        return record, None, refused
+    return record, artefact_frames(estimator, split), None
 
 
 def _takes_device(estimator) -> bool:
@@ -315,12 +358,6 @@ def _load_dataset(data_json: str, data_dir: str | None):
     if data_dir is not None:
         data_dir = os.path.expanduser(str(data_dir))
     return load_dataset(name, data_dir=data_dir, **options)
-
-
-def _model_spec(name: str):
-    from pilid.models.registry import get_model
-
-    return get_model(name)
 
 
 def _device_name(device) -> str:

@@ -86,7 +86,25 @@ def setting_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
         section = config.get(group)
         if isinstance(section, dict) and key in section and section[key] == identity:
             section.pop(key)
+    _drop_builtin_classes(config.get("model"))
     return config
+
+
+def _drop_builtin_classes(model: Any) -> None:
+    """Leave a built-in model's class keys (``regressor``/``classifier``) out of the
+    hash while they name the classes its ``conf/model/<name>.yaml`` names: they were added after
+    records existed and compute what the registry computed. A user's model (or another class
+    put in a built-in one) is hashed with its classes: another class is another setting."""
+    from pilid.experiments.model_config import MODEL_CLASS_KEYS, builtin_model
+
+    if not isinstance(model, dict):
+        return
+    shipped = builtin_model(model.get("name"))
+    if shipped is None:
+        return
+    for key in MODEL_CLASS_KEYS:
+        if key in model and model[key] == shipped.get(key):
+            model.pop(key)
 
 
 def canonical_json(value: Any) -> str:
@@ -99,6 +117,16 @@ def setting_id(cfg: DictConfig | Mapping[str, Any]) -> str:
 
     The id does not depend on key order, on the process or on the machine, so a resumed run, a
     joblib worker and a Slurm job all find the same trials in the store.
+
+    Parameters
+    ----------
+    cfg : DictConfig or dict
+        A composed run config (``python -m pilid.run``'s), or its plain-dict form.
+
+    Returns
+    -------
+    str
+        16 hexadecimal digits.
     """
     digest = hashlib.sha256(canonical_json(setting_config(cfg)).encode("utf-8")).hexdigest()
     return digest[:ID_LENGTH]

@@ -4,30 +4,42 @@ A record is written with a single ``os.write`` of complete lines on an ``O_APPEN
 while the results directory's records lock is held (``pilid.experiments.locking``, a
 ``filelock`` lock file under ``.locks/``), then fsync'ed. Several processes (joblib workers,
 Slurm array jobs on a shared file system with working ``flock``) can therefore append to one
-``records.jsonl`` without interleaving. A writer killed in the middle of a write can at worst
-leave a partial last line; the reader skips such a line with a warning, and the next writer
-terminates it with a newline first so that it never glues onto a good record.
+``records.jsonl`` without interleaving. An append that cannot finish (a full disk, an error of
+the write or of its fsync, an interrupt between two short writes) is cut back to the file's
+size before it, so the file ends on its last whole line again, and stops with one
+``PilidError`` line (disk full: free space and run the same command to resume). Only a writer
+killed in the middle of its write can leave a partial last line; the reader skips such a line
+with a warning, and the next writer terminates it with a newline first so that it never glues
+onto a good record.
+
+Reading writes nothing and needs no write access: the reader takes the records lock shared
+(``locking.shared``) where its lock file exists, and reads unlocked where it does not (no writer
+of ours has appended there) or where the platform has no ``flock``.
 
 Every line is checked against the record schema (``RECORD_SCHEMA``) when it is read: a line
-that is not JSON, or whose fields have the wrong type (``"trial": "1"``, ``"value": null``), is
-skipped with one ``StoreWarning`` naming the file and the line number, so that one bad line never
-blocks a setting: its trial simply counts as not run.
+that is not JSON, or whose fields have the wrong type (``"trial": "1"``, ``"value": null``,
+``"experiment": 123``), is skipped with one ``StoreWarning`` naming the file and the line number,
+so that one bad line never blocks a setting: its trial simply counts as not run. Shown on
+stderr, the warning is the one line ``pilid: warning: <file>: line <k> ...``, once per process
+for a line however often the file is read (captured warnings, ``pytest.warns`` or
+``warnings.catch_warnings(record=True)``, see every read).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
+import sys
 import tempfile
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pilid.atomic import is_disk_full
 from pilid.errors import PilidError
-from pilid.experiments.locking import exclusive, lock_path
+from pilid.experiments.locking import exclusive, lock_path, shared
 
 RECORDS_FILE = "records.jsonl"
 
@@ -35,11 +47,13 @@ RECORDS_FILE = "records.jsonl"
 #: (a ``force=true`` rerun); ``newest_records`` is the rule, the report applies it to frames.
 RECORD_KEY = ("setting_id", "trial")
 
-#: The fields of a trial record (CONTRIBUTING.md, "Records"), in the order the runner writes them.
+#: The fields of a trial record (docs/architecture.md, "Records"), in the order the runner writes
+#: them.
 RECORD_FIELDS = (
     "experiment",
     "dataset",
     "model",
+    "estimator",  # the class's dotted path; records from before it lack it
     "params",
     "N",
     "m",
@@ -75,6 +89,10 @@ def _is_name(value: Any) -> bool:
     return isinstance(value, str) and bool(value)
 
 
+def _is_text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
 #: The fields a record must have to count as a finished trial, each with its check and what it
 #: must be (the runner writes every field of ``RECORD_FIELDS``).
 RECORD_SCHEMA: dict[str, tuple[Any, str]] = {
@@ -87,6 +105,7 @@ OPTIONAL_SCHEMA: dict[str, tuple[Any, str]] = {
     "seed": (lambda v: _is_int(v) and v >= 0, "a whole number >= 0"),
     "metric": (_is_name, "a non-empty string"),
     "model": (_is_name, "a non-empty string"),
+    "estimator": (_is_name, "a non-empty string"),
     "dataset": (_is_name, "a non-empty string"),
     "params": (lambda v: isinstance(v, dict), "an object"),
     "data": (lambda v: isinstance(v, dict), "an object"),
@@ -94,6 +113,12 @@ OPTIONAL_SCHEMA: dict[str, tuple[Any, str]] = {
     "m": (lambda v: v is None or (_is_int(v) and v >= 0), "a whole number"),
     "fit_seconds": (lambda v: v is None or _is_number(v), "a finite number"),
     "layout": (lambda v: v is None or isinstance(v, dict), "an object"),
+    "versions": (lambda v: v is None or isinstance(v, dict), "an object"),
+    "experiment": (_is_text_or_none, "a string"),
+    "task": (_is_text_or_none, "a string"),
+    "fit_mode": (_is_text_or_none, "a string"),
+    "device": (_is_text_or_none, "a string"),
+    "finished_at": (_is_text_or_none, "a string"),
 }
 
 
@@ -178,6 +203,7 @@ class ResultStore:
         return self.path.parent
 
     def __repr__(self) -> str:
+        """``ResultStore('<path of records.jsonl>')``."""
         return f"ResultStore({str(self.path)!r})"
 
     # -- writing ---------------------------------------------------------------------------
@@ -225,7 +251,13 @@ class ResultStore:
         self.extend([record])
 
     def extend(self, records: Iterable[Mapping[str, Any]]) -> None:
-        """Append several records in one atomic write (all of them or, after a crash, none)."""
+        """Append several records in one atomic write: all of them, or none.
+
+        A write that cannot finish (``ENOSPC``, an I/O error, a failed fsync, an interrupt
+        between two short writes) is cut back to the file's size before it, so the file keeps
+        its earlier records and ends on a whole line; it raises ``PilidError`` (one line: for a
+        full disk, free space and run the same command to resume), or the interrupt itself.
+        """
         data = b"".join(encode_record(r) for r in records)
         if not data:
             return
@@ -233,33 +265,46 @@ class ResultStore:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as error:
-            raise PilidError(
-                f"cannot write results to {str(self.path)!r} ({error.strerror}); "
-                "set results_dir to a writable directory"
-            ) from error
+            raise self._write_error(error) from error
         try:
             with self._lock():
-                if _ends_without_newline(fd):
+                size = os.fstat(fd).st_size
+                if _ends_without_newline(fd, size):
                     data = b"\n" + data  # close a line torn by a writer that was killed
-                view = memoryview(data)
-                while view:  # a regular file takes it in one write; loop only on short writes
-                    view = view[os.write(fd, view) :]
-                os.fsync(fd)
+                try:
+                    _write_all(fd, data)
+                    os.fsync(fd)
+                except BaseException:
+                    _truncate(fd, size)
+                    raise
+        except OSError as error:
+            raise self._write_error(error) from error
         finally:
             os.close(fd)
+
+    def _write_error(self, error: OSError) -> PilidError:
+        """The one line for an append that failed with ``error`` (the file is as it was)."""
+        where = str(self.path)
+        if is_disk_full(error):
+            return PilidError(
+                f"cannot append to {where!r}: the disk is full ({error.strerror}); the file "
+                "keeps its earlier records and ends on a whole line; free space and run the "
+                "same command to resume"
+            )
+        reason = error.strerror or type(error).__name__
+        return PilidError(
+            f"cannot write results to {where!r} ({reason}); make it writable or set "
+            "results_dir to a writable directory, then run the same command to resume"
+        )
 
     def _lock(self):
         """The records lock (``<root>/.locks/records.jsonl.lock``)."""
         return exclusive(lock_path(self.root, self.path.name))
 
     def _read_lock(self):
-        """The records lock for a reader; none where the lock file cannot be made (a read-only
-        results directory, which no writer of ours can be appending to either)."""
-        try:
-            lock_path(self.root, self.path.name).parent.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            return contextlib.nullcontext()
-        return self._lock()
+        """The records lock for a reader, taken shared; it creates and writes nothing (see
+        ``locking.shared``), so a read-only results directory reads like any other."""
+        return shared(lock_path(self.root, self.path.name))
 
     # -- reading ---------------------------------------------------------------------------
     def records(self) -> list[dict[str, Any]]:
@@ -287,36 +332,22 @@ class ResultStore:
                 continue
             record = _decode(line)
             if record is None:
-                warnings.warn(
-                    f"{self.path}: line {number} is not a complete record; skipped",
-                    StoreWarning,
-                    stacklevel=2,
-                )
+                _warn(f"{self.path}: line {number} is not a complete record; skipped")
                 continue
             if (problem := record_problem(record)) is not None:
-                warnings.warn(
-                    f"{self.path}: line {number} is not a valid record ({problem}); skipped",
-                    StoreWarning,
-                    stacklevel=2,
-                )
+                _warn(f"{self.path}: line {number} is not a valid record ({problem}); skipped")
                 continue
             out.append(record)
         if tail.strip():
             record = _decode(tail)
             number = len(lines) + 1
             if record is None:
-                warnings.warn(
+                _warn(
                     f"{self.path}: line {number} skipped: the last line is incomplete (an "
-                    "interrupted write)",
-                    StoreWarning,
-                    stacklevel=2,
+                    "interrupted write)"
                 )
             elif (problem := record_problem(record)) is not None:
-                warnings.warn(
-                    f"{self.path}: line {number} is not a valid record ({problem}); skipped",
-                    StoreWarning,
-                    stacklevel=2,
-                )
+                _warn(f"{self.path}: line {number} is not a valid record ({problem}); skipped")
             else:  # a complete record whose newline was lost
                 out.append(record)
         return out
@@ -347,14 +378,70 @@ def newest_records(rows: Iterable[Mapping[str, Any]]) -> list[Any]:
     return list(latest.values())
 
 
-def _ends_without_newline(fd: int) -> bool:
-    """Whether the file's last byte is not a newline (read without moving the append offset's
-    meaning: ``O_APPEND`` writes go to the end wherever the offset is)."""
-    size = os.fstat(fd).st_size
+def _ends_without_newline(fd: int, size: int) -> bool:
+    """Whether the file's last byte (of ``size``) is not a newline (read without moving the
+    append offset's meaning: ``O_APPEND`` writes go to the end wherever the offset is)."""
     if size == 0:
         return False
     os.lseek(fd, size - 1, os.SEEK_SET)
     return os.read(fd, 1) != b"\n"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """``data`` through ``os.write`` (a regular file takes it in one write; the loop is only for
+    short writes)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _truncate(fd: int, size: int) -> None:
+    """Cut the file back to ``size`` bytes (an append that did not finish); best effort: a file
+    left longer ends in a partial line, which the reader skips and the next writer closes."""
+    try:
+        os.ftruncate(fd, size)
+        os.fsync(fd)
+    except OSError:
+        pass
+
+
+#: The package's own folder: a warning is attributed to the first caller outside it.
+_PACKAGE_DIR = str(Path(__file__).resolve().parents[1]) + os.sep
+#: Warning texts already shown on stderr by this process (``_format_once``).
+_SHOWN: set[str] = set()
+
+
+def _warn(text: str) -> None:
+    """One ``StoreWarning``: attributed to the first caller outside pilid (a user's script, the
+    command line's entry), and, where Python would print it on stderr itself, printed as the one
+    line ``pilid: warning: <text>`` (no source line), once per process."""
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        level, frame = level + 1, frame.f_back
+    previous = warnings.formatwarning
+    stock = previous is _STOCK_FORMAT
+    if stock:
+        warnings.formatwarning = _format_once
+    try:
+        warnings.warn(text, StoreWarning, stacklevel=level)
+    finally:
+        if stock and warnings.formatwarning is _format_once:
+            warnings.formatwarning = previous
+
+
+_STOCK_FORMAT = warnings.formatwarning
+
+
+def _format_once(message, category, filename, lineno, line=None) -> str:
+    """``warnings.formatwarning`` for the store's own warnings: ``pilid: warning: <text>`` the
+    first time this process shows ``text``, nothing after (other warnings: Python's format)."""
+    if not issubclass(category, StoreWarning):
+        return _STOCK_FORMAT(message, category, filename, lineno, line)
+    text = " ".join(str(message).split())
+    if text in _SHOWN:
+        return ""
+    _SHOWN.add(text)
+    return f"pilid: warning: {text}\n"
 
 
 def _decode(line: bytes) -> dict[str, Any] | None:
@@ -373,6 +460,18 @@ def load_results(path: str | os.PathLike = "results/runs", keep: str = "last"):
     every line. Nested fields (``params``, ``data``, ``versions``) stay dicts. A results
     directory without records gives an empty DataFrame with the record columns; a path that
     does not exist raises ``PilidError``. Unreadable lines are skipped with a ``StoreWarning``.
+
+    Parameters
+    ----------
+    path : path, default="results/runs"
+        A results directory or a ``records.jsonl`` file.
+    keep : {"last", "all"}, default="last"
+        The newest record of each trial, or every line.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per record, its fields (`RECORD_FIELDS`) as columns.
     """
     import pandas as pd
 

@@ -9,8 +9,10 @@ Families, one module each:
 - Baselines of Section 4: `svm`, `gam`, `ga2m`, `ga` (random forest and linear/logistic
   regression are scikit-learn's own).
 - Shared: `params` (hyper-parameter constraints and `ParamError`), `inputs` (X, y and
-  `categorical_features`), `outputs` (logit classifiers), `plotting`, `fidelity`.
-- `registry`: one `ModelSpec` per `model=` name of the command line, and the paper's metrics.
+  `categorical_features`), `outputs` (logit classifiers), `plotting`, `fidelity`, `frame_input`
+  (peers that take DataFrames only).
+- `metrics`: the paper's metrics (the class each `model=` name builds is named by its YAML in
+  conf/model/).
 
 `estimators` and `baselines` only re-export the families under the module names that the
 comments of conf/model/*.yaml give.

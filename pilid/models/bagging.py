@@ -1,4 +1,4 @@
-"""Bagged neural estimators (issue #14, beyond the paper): `n_bags` members, one ensemble.
+"""Bagged neural estimators (beyond the paper): `n_bags` members, one ensemble.
 
 With ``n_bags = k > 1`` a PiLiD (Section 3 of Guo et al., IJCAI 2020) or MLP estimator trains k
 members as trials of ONE batched ensemble (`pilid.train.fit_batched`, `Trainable._members`):
@@ -74,8 +74,20 @@ def collect_bag(est) -> None:
     """Fitted attributes of a bag once its members are fitted (`Trainable._collect`):
     ``estimators_`` (the members), ``bag_rows_`` (k, n_train), ``intercept_`` (the mean), the
     shared scaling and knots, and the members' epochs (``n_epochs_`` / ``best_epoch_``: the
-    largest over members; ``history_``: one history per member)."""
+    largest over members; ``history_``: one history per member). A member whose training
+    diverged (its ``diverged_``) makes the bag's: it keeps no model, ``diverged_`` names the
+    member."""
     prep, members = est.__dict__.pop("_bag")
+    est.history_ = [m.history_ for m in members]
+    est.n_epochs_ = max(m.n_epochs_ for m in members)
+    est.best_epoch_ = max(m.best_epoch_ for m in members)
+    est.device_ = members[0].device_
+    bad = [b for b, m in enumerate(members) if getattr(m, "diverged_", None)]
+    if bad:
+        b = bad[0]
+        est.diverged_ = f"bag member {b} of {len(members)}: {members[b].diverged_}"
+        return
+    est.diverged_ = None
     est.estimators_ = members
     est.bag_rows_ = np.stack([m.bag_rows_ for m in members])
     est.x_mean_ = prep.x_mean
@@ -84,10 +96,6 @@ def collect_bag(est) -> None:
     est.n_features_in_ = prep.X.shape[1]
     est.intercept_ = float(np.mean([m.intercept_ for m in members]))
     est.module_ = None  # the bag has no single module; its members have theirs
-    est.history_ = [m.history_ for m in members]
-    est.n_epochs_ = max(m.n_epochs_ for m in members)
-    est.best_epoch_ = max(m.best_epoch_ for m in members)
-    est.device_ = members[0].device_
 
 
 def bag_shapes(tables: list[pd.DataFrame]) -> pd.DataFrame:

@@ -1,6 +1,6 @@
 """Shape fidelity: how well learned marginal value functions match known true ones.
 
-Beyond the paper (issue 3): on synthetic data the true main effects f_j are known. The fidelity
+Beyond the paper: on synthetic data the true main effects f_j are known. The fidelity
 of feature j is the R^2 of the learned, centred contribution u_j(x_ij) (Definition 3's marginal
 value function, as returned by `feature_contributions`) against the true, centred f_j(x_ij) over
 the rows given:

@@ -199,26 +199,83 @@ def _teacher_logit(teacher, X: np.ndarray) -> np.ndarray:
     return np.log(p) - np.log1p(-p)
 
 
-class GARegressor(RegressorMixin, GABase):
-    """GA by distillation (Tan et al. 2018), regression: the student fits the teacher's output."""
+#: The parameters and fitted attributes of both GAs (numpydoc, appended to their docstrings).
+_GA_DOC = """
+
+    Parameters
+    ----------
+    hidden_layers : tuple of int, default=(100, 200, 400, 400, 200, 100)
+        The teacher MLP's layer sizes (the paper's MLP).
+    sigma : float or None, default=0.05
+        Std of the teacher's Gaussian weight init (None: He-normal).
+    reg, lam : default="l2", 1e-5
+        The teacher's penalty lam * Omega.
+    epochs, batch_size, lr, optimizer, patience, val_fraction : default=100, 256, 0.005, \
+"adam", 10, 0.1
+        The teacher's training, as in `pilid.models.pilid.MLPRegressor`.
+    student : {"ebm", "gam"}, default="ebm"
+        The additive student: bagged boosted trees per feature (EBM without pairs; Tan et al.'s
+        tree-based student) or penalised cubic splines (`GAMRegressor`).
+    student_outer_bags : int, default=8
+        The EBM student's bags.
+    student_n_splines : int, default=20
+        The GAM student's basis size.
+    n_jobs : int, default=-1
+        The EBM student's processes.
+    random_state : int or None, default=None
+        Seeds the teacher and the student.
+    device : str, default="auto"
+        The teacher's device.
+    verbose : bool, default=False
+        The teacher's progress bar.
+    categorical_features : sequence of int or str, boolean mask or None, default=None
+        Categorical columns.
+    teacher : estimator or None, default=None
+        Any scikit-learn estimator to distil instead of the MLP (a copy is fitted).
+
+    Attributes
+    ----------
+    teacher_ : estimator
+        The fitted teacher.
+    student_ : estimator
+        The fitted additive student (its prediction is the model's).
+    fidelity_ : float
+        R^2 of the student against the teacher's outputs on the training rows.
+    n_features_in_ : int
+        Number of input columns.
+"""
+
+
+class GARegressor(RegressorMixin, GABase):  # noqa: D101 (its __doc__ is assigned)
+    __doc__ = (
+        "GA by distillation (Tan et al. 2018), regression: the student fits the teacher's output."
+        "\n\n    See `GABase` for the steps." + _GA_DOC
+    )
 
     def fit(self, X, y):
+        """Fit the teacher on (X, y), then distil it into the additive student. Returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         return self._distil(X, np.asarray(y, dtype=np.float64), classification=False)
 
     def predict(self, X) -> np.ndarray:
+        """The student's additive prediction."""
         return self._student_output(X)
 
 
-class GAClassifier(LogitClassifierMixin, GABase):
-    """GA by distillation (Tan et al. 2018), classification: the student fits the teacher's logits.
-
-    `decision_function` is the student's additive logit; `predict_proba[:, 1]` its sigmoid.
-    """
+class GAClassifier(LogitClassifierMixin, GABase):  # noqa: D101 (its __doc__ is assigned)
+    __doc__ = (
+        "GA by distillation (Tan et al. 2018), classification: the student fits the teacher's "
+        "logits.\n\n    `decision_function` is the student's additive logit; "
+        "`predict_proba[:, 1]` its sigmoid."
+        + _GA_DOC
+        + "    classes_ : ndarray of shape (2,)\n        The two class labels.\n"
+    )
 
     def fit(self, X, y):
+        """Fit the teacher on (X, y), then distil its logits into the student. Returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         return self._distil(X, binary_target(self, y), classification=True)
 
     def decision_function(self, X) -> np.ndarray:
+        """The student's additive logit of `classes_[1]`."""
         return self._student_output(X)

@@ -170,32 +170,86 @@ class GA2MBase(BaseEstimator):
         return list(self.ebm_.term_names_)
 
 
-class GA2MRegressor(RegressorMixin, GA2MBase):
-    """GA2M regression (Lou et al. 2013) via `ExplainableBoostingRegressor` (RMSE boosting)."""
+#: The parameters and fitted attributes of both GA2Ms (numpydoc, appended to their docstrings).
+_GA2M_DOC = """
+
+    Parameters
+    ----------
+    interactions : int, float, str, list or None, default=10
+        Pairs f_jk to add: a number, a fraction of the features (< 1), ``"3x"`` (times the
+        number of features), an explicit list of pairs, or None (EBM's task default); 0: the
+        additive model alone (a GAM).
+    outer_bags : int, default=8
+        Bagged models averaged (EBM's own default is 14).
+    inner_bags : int, default=0
+        Bags inside each outer bag.
+    learning_rate : float or None, default=None
+        Boosting's learning rate (None: EBM's task default).
+    max_bins : int, default=1024
+        Bins of a feature for the main effects.
+    max_interaction_bins : int, default=64
+        Bins of a feature in a pair.
+    max_rounds : int, default=50000
+        Boosting rounds at most.
+    early_stopping_rounds : int, default=100
+        Rounds without improvement on the validation rows before boosting stops.
+    validation_size : float or int, default=0.15
+        The rows held out for early stopping (a fraction, or a count).
+    min_samples_leaf : int, default=4
+        Rows per leaf at least.
+    smoothing_rounds, interaction_smoothing_rounds : int or None, default=None
+        EBM's smoothing rounds of the main effects and the pairs (None: its task defaults).
+    n_jobs : int, default=-1
+        Processes (-1: every core).
+    random_state : int or None, default=None
+        Seeds the bags and the validation split.
+    categorical_features : sequence of int or str, boolean mask or None, default=None
+        Categorical columns (passed to EBM as nominal).
+
+    Attributes
+    ----------
+    ebm_ : interpret.glassbox.ExplainableBoostingRegressor or ExplainableBoostingClassifier
+        The fitted EBM; its terms (`term_names`) are the main effects and the pairs.
+    n_features_in_ : int
+        Number of input columns.
+"""
+
+
+class GA2MRegressor(RegressorMixin, GA2MBase):  # noqa: D101 (its __doc__ is assigned)
+    __doc__ = (
+        "GA2M regression (Lou et al. 2013) via `ExplainableBoostingRegressor` (RMSE boosting)."
+        "\n\n    See `GA2MBase` for the model; the defaults are chosen for speed." + _GA2M_DOC
+    )
 
     _ebm_class = "ExplainableBoostingRegressor"
 
     def fit(self, X, y):
+        """Fit the EBM on (X, y). Returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         return self._fit_ebm(X, np.asarray(y, dtype=np.float64))
 
     def predict(self, X) -> np.ndarray:
+        """The EBM's prediction."""
         X = self._X(X)
         return np.asarray(self.ebm_.predict(X), dtype=np.float64)
 
 
-class GA2MClassifier(LogitClassifierMixin, GA2MBase):
-    """GA2M binary classification (Lou et al. 2013) via `ExplainableBoostingClassifier`.
-
-    `decision_function` is the additive logit; `predict_proba[:, 1]` is P(classes_[1]).
-    """
+class GA2MClassifier(LogitClassifierMixin, GA2MBase):  # noqa: D101 (its __doc__ is assigned)
+    __doc__ = (
+        "GA2M binary classification (Lou et al. 2013) via `ExplainableBoostingClassifier`.\n\n"
+        "    `decision_function` is the additive logit; `predict_proba[:, 1]` is P(classes_[1])."
+        + _GA2M_DOC
+        + "    classes_ : ndarray of shape (2,)\n        The two class labels.\n"
+    )
 
     _ebm_class = "ExplainableBoostingClassifier"
 
     def fit(self, X, y):
+        """Fit the EBM on (X, y) (binary labels). Returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         return self._fit_ebm(X, binary_target(self, y))
 
     def decision_function(self, X) -> np.ndarray:
+        """The EBM's additive logit of `classes_[1]`."""
         X = self._X(X)
         return np.asarray(self.ebm_.decision_function(X), dtype=np.float64)

@@ -221,40 +221,80 @@ class GAMBase(BaseEstimator):
         return np.asarray(self.gam_._linear_predictor(X), dtype=np.float64)
 
 
-class GAMRegressor(RegressorMixin, GAMBase):
-    """GAM regression y = b + sum_j f_j(x_j) + noise: pygam `LinearGAM` (identity link).
+#: The parameters and fitted attributes of both GAMs (numpydoc, appended to their docstrings).
+_GAM_DOC = """
 
     Parameters
     ----------
-    n_splines, spline_order : B-spline basis size and degree of each numeric term.
-    lam_grid : smoothing strengths searched by `search_lam` (GCV); one value: no search.
-    max_iter, tol : pygam's P-IRLS iterations and tolerance.
-    categorical_features : indices, names or boolean mask of categorical (indicator) columns;
-        they get linear terms.
-    """
+    n_splines : int, default=20
+        B-spline basis size of each numeric term (more than ``spline_order``).
+    spline_order : int, default=3
+        Degree of the splines.
+    lam_grid : sequence of float or None, default=(1e-3, 1e-2, ..., 1e3)
+        Smoothing strengths searched by `search_lam`; one value: no search; None: the
+        default grid.
+    max_iter : int, default=100
+        pygam's P-IRLS iterations.
+    tol : float, default=1e-4
+        Its tolerance.
+    categorical_features : sequence of int or str, boolean mask or None, default=None
+        Categorical (indicator) columns; they get linear terms.
+    verbose : bool, default=False
+        A progress bar over the grid of ``lam_grid``.
+
+    Attributes
+    ----------
+    gam_ : pygam.GAM
+        The fitted pygam model with the chosen smoothing.
+    lam_ : float
+        The chosen smoothing strength.
+    lam_scores_ : ndarray
+        The objective at each value of ``lam_grid`` (NaN where the fit failed).
+    n_iter_ : int
+        P-IRLS iterations of the chosen fit.
+    term_kinds_ : ndarray of str
+        Per column: ``"spline"``, ``"linear"`` or ``"none"`` (a constant column).
+    clip_low_, clip_high_ : ndarray
+        The training 0.1% and 99.9% quantiles spline columns are clipped to.
+    n_features_in_ : int
+        Number of input columns.
+"""
+
+
+class GAMRegressor(RegressorMixin, GAMBase):  # noqa: D101 (its __doc__ is assigned)
+    __doc__ = (
+        "GAM regression y = b + sum_j f_j(x_j) + noise: pygam `LinearGAM` (identity link).\n\n"
+        "    Smoothing is chosen by GCV; see `GAMBase` for the terms." + _GAM_DOC
+    )
 
     _pygam_class = "LinearGAM"
 
     def fit(self, X, y):
+        """Fit the GAM on (X, y), smoothing chosen by GCV. Returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         return self._fit_gam(X, np.asarray(y, dtype=np.float64))
 
     def predict(self, X) -> np.ndarray:
+        """b + sum_j f_j(x_j)."""
         return self._linear_predictor(X)
 
 
-class GAMClassifier(LogitClassifierMixin, GAMBase):
-    """GAM binary classification logit P(y=1|x) = b + sum_j f_j(x_j): pygam `LogisticGAM`.
-
-    Parameters as `GAMRegressor`; smoothing is chosen by UBRE (pygam's objective for a known
-    scale). `decision_function` is the logit; `predict_proba[:, 1]` is P(classes_[1]).
-    """
+class GAMClassifier(LogitClassifierMixin, GAMBase):  # noqa: D101 (its __doc__ is assigned)
+    __doc__ = (
+        "GAM binary classification logit P(y=1|x) = b + sum_j f_j(x_j): pygam `LogisticGAM`.\n\n"
+        "    Smoothing is chosen by UBRE (pygam's objective for a known scale). "
+        "`decision_function`\n    is the logit; `predict_proba[:, 1]` is P(classes_[1])."
+        + _GAM_DOC
+        + "    classes_ : ndarray of shape (2,)\n        The two class labels.\n"
+    )
 
     _pygam_class = "LogisticGAM"
 
     def fit(self, X, y):
+        """Fit the GAM on (X, y) (binary labels), smoothing chosen by UBRE. Returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         return self._fit_gam(X, binary_target(self, y))
 
     def decision_function(self, X) -> np.ndarray:
+        """The logit b + sum_j f_j(x_j) of `classes_[1]`."""
         return self._linear_predictor(X)

@@ -123,6 +123,25 @@ class _PhaseOneExit:
         return leave
 
 
+#: The fitted attributes of the block models (numpydoc, appended to PiLiB's and NIT's docstrings).
+BLOCK_ATTRIBUTES_DOC = """
+    block_features_ : ndarray of bool, shape (n_blocks, n_features_in_)
+        The frozen gate masks: the features each block sees.
+    block_order_ : ndarray of int, shape (n_blocks,)
+        The number of features of each block.
+    block_importance_ : ndarray of shape (n_blocks,)
+        The std of each block's output on the training rows, in output units.
+    block_share_ : ndarray of shape (n_blocks,)
+        That std over the model output's std.
+    block_interaction_share_ : ndarray of shape (n_blocks,)
+        The same for the part of the block's output that is not additive in its features.
+    block_offset_ : ndarray of shape (n_blocks,)
+        Each block's mean output on the training rows.
+    x_min_, x_max_ : ndarray of shape (`n_features_in_`,)
+        The training range of every feature (the grids of `interaction_grid`).
+"""
+
+
 class BlockModel(NeuralEstimator):
     """Shared machinery of PiLiB and NIT: gated blocks, the two phases, interaction summaries."""
 

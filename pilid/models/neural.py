@@ -9,6 +9,7 @@ baseline), `pilid.models.pilib` (PiLiB, Section 3.3) and `pilid.models.nit` (NIT
 from __future__ import annotations
 
 import numbers
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -39,6 +40,65 @@ from pilid.train.trainer import OPTIMIZERS
 from pilid.train.validation import holdout_split
 
 INITS = ("lstsq", "gaussian")
+#: Fewer fit rows than this per piece of a numeric feature (Definition 1) draws a
+#: `FewRowsPerPieceWarning`: the pieces' slopes then rest on a row or two each. The paper's
+#: settings have at least 130 (skill, gamma=20: 2,642 training rows).
+MIN_ROWS_PER_PIECE = 5
+
+
+#: The fitted attributes every neural estimator sets (numpydoc, appended to their docstrings).
+FITTED_ATTRIBUTES_DOC = """
+    n_features_in_ : int
+        Number of input columns seen in `fit`.
+    feature_names_in_ : ndarray of str
+        The column names, when `fit` got a DataFrame.
+    categorical_ : ndarray of bool, shape (`n_features_in_`,)
+        The columns treated as categorical (one piece per category).
+    intercept_ : float
+        The constant of the raw output (Eq. 9), with the contributions centred.
+    module_ : pilid.nn.ensemble.PiLiDEnsemble or None
+        The trained network of this trial (T=1, on the CPU); None for a bag, whose members
+        (`estimators_`) hold theirs.
+    history_ : dict, or list of dict for a bag
+        Per-epoch lists ``train_loss``, ``val_loss``, ``phase`` and ``epoch_seconds``.
+    n_epochs_ : int
+        Epochs trained (the longest member's for a bag).
+    best_epoch_ : int
+        The epoch whose weights were kept (early stopping).
+    seed_ : int
+        The trial seed used (from `random_state`).
+    device_ : str
+        The device the model was trained on.
+    diverged_ : str or None
+        Why training diverged (`pilid.train.divergence`); only
+        ``fit_batched(..., on_divergence="flag")`` leaves a diverged model, `fit` raises.
+    y_offset_, y_scale_ : float
+        The standardisation of a regression target (predictions are in original units);
+        0 and 1 for a classifier.
+    x_mean_, x_scale_ : ndarray of shape (`n_features_in_`,)
+        The standardisation of the deep part's input.
+    estimators_ : list of estimators
+        A bag's members (``n_bags`` > 1 only), each fitted on its bootstrap rows.
+    bag_rows_ : ndarray of shape (n_bags, n_train)
+        The training rows each bag member was fitted on (``n_bags`` > 1 only).
+    classes_ : ndarray of shape (2,)
+        The two class labels, `classes_[1]` the positive one (classifiers only).
+"""
+#: The fitted attributes of estimators with the additive component (Definitions 1-3).
+ADDITIVE_ATTRIBUTES_DOC = """
+    gamma_ : int or ndarray of int
+        The pieces per numeric feature used (``gamma="auto"`` resolved on the training rows).
+    knots_ : pilid.nn.piecewise.Knots
+        The characteristic points of every feature (Definition 1).
+    contribution_offset_ : ndarray of shape (`n_features_in_`,)
+        The training-row mean of each u_j, removed from `feature_contributions`.
+"""
+
+
+class FewRowsPerPieceWarning(UserWarning):
+    """gamma cuts a numeric feature into more pieces than the rows can support."""
+
+
 REG_GROUPS = ("all", "additive", "deep", "w", "b", "omega")
 _PREDICT_CHUNK = 8192
 
@@ -101,6 +161,13 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
     (stratified for classification) is held out for early stopping. Statistics (knots, scaling,
     the centring of the contributions) use every row passed to `fit`; the least-squares init,
     the gradient steps and the purification use the rows not held out.
+
+    Training that diverges (`pilid.train.divergence`: the training loss became NaN/inf, or the
+    trained model's training loss is over 10 times a constant prediction's) raises
+    `pilid.errors.TrainingDivergedError` on one line naming the ``lr`` to try; ``diverged_``
+    (None after a good fit) and ``history_`` are kept. More pieces per numeric feature than the
+    fit rows support (fewer than `MIN_ROWS_PER_PIECE` rows per piece) draw one
+    `FewRowsPerPieceWarning` naming the largest gamma that does not.
     """
 
     _parameter_constraints: dict = {  # the training settings every family shares
@@ -165,7 +232,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
 
     def _prepare(self, X, y) -> Prepared:
         self._check_params()
-        for attr in ("module_", "knots_", "classes_", "estimators_", "bag_rows_"):
+        for attr in ("module_", "knots_", "classes_", "estimators_", "bag_rows_", "diverged_"):
             if hasattr(self, attr):
                 delattr(self, attr)
         X = self._validate_X(X, fit=True)
@@ -192,8 +259,27 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         if self._has_additive:
             self.gamma_ = resolve_gamma(self.gamma, n)  # "auto": a rule of the training rows
             knots = fit_knots(X, self.gamma_, self.knots, self.categorical_)
+            self._warn_few_rows_per_piece(knots, n)
         self.seed_ = seed
         return Prepared(X, target, train_idx, val_idx, seed, x_mean, x_scale, knots)
+
+    def _warn_few_rows_per_piece(self, knots, n_rows: int) -> None:
+        """One line when a numeric feature has fewer than `MIN_ROWS_PER_PIECE` fit rows per
+        piece (categorical features get a piece per category whatever gamma is)."""
+        pieces = knots.n_pieces[~np.asarray(knots.categorical, dtype=bool)]
+        if pieces.size == 0:
+            return
+        most = int(pieces.max())
+        if n_rows >= MIN_ROWS_PER_PIECE * most:
+            return
+        largest = max(1, n_rows // MIN_ROWS_PER_PIECE)
+        warnings.warn(
+            f"{type(self).__name__}: gamma={self.gamma!r} cuts a feature into {most} pieces for "
+            f"{n_rows} rows ({n_rows / most:.2g} rows per piece, fewer than {MIN_ROWS_PER_PIECE}),"
+            f" too few to fit each piece's slope; use gamma <= {largest} or more rows",
+            FewRowsPerPieceWarning,
+            stacklevel=2,
+        )
 
     # --------------------------------------------------------------- bagging
     def _members(self, prep: Prepared) -> list:
@@ -288,6 +374,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         return self
 
     def __sklearn_tags__(self):
+        """scikit-learn's tags: no NaN input; non-deterministic without ``random_state``."""
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         tags.non_deterministic = self.random_state is None
@@ -342,6 +429,8 @@ class ShapeMixin:
 
 
 class RegressorOutput(RegressorMixin):
+    """The regression output of a neural estimator: `predict` in the target's units."""
+
     _task = "regression"
 
     def predict(self, X) -> np.ndarray:
@@ -351,6 +440,8 @@ class RegressorOutput(RegressorMixin):
 
 
 class ClassifierOutput(LogitClassifierMixin):
+    """The binary output of a neural estimator: the logit, probabilities, labels."""
+
     _task = "classification"
 
     def decision_function(self, X) -> np.ndarray:

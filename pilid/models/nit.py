@@ -23,14 +23,21 @@ from __future__ import annotations
 
 import torch
 
-from pilid.models.gated import BlockModel
-from pilid.models.neural import PENALTY_CONSTRAINTS, ClassifierOutput, RegressorOutput
+from pilid.models.gated import BLOCK_ATTRIBUTES_DOC, BlockModel
+from pilid.models.neural import (
+    FITTED_ATTRIBUTES_DOC,
+    PENALTY_CONSTRAINTS,
+    ClassifierOutput,
+    RegressorOutput,
+)
 from pilid.nn.gates import nit_order_penalty
 
 __all__ = ["NITClassifier", "NITRegressor"]
 
 
 class NITBase(BlockModel):
+    """NIT's hyper-parameters, shared by `NITRegressor` and `NITClassifier`."""
+
     _has_additive = False
     _parameter_constraints = {**BlockModel._parameter_constraints, **PENALTY_CONSTRAINTS}
 
@@ -88,21 +95,37 @@ class NITBase(BlockModel):
         return nit_order_penalty(log_alpha, int(self.max_order), float(self.lambda0))
 
 
-_NIT_DOC = """
-    Parameters (defaults work out of the box on a few thousand rows): n_blocks (B),
-    max_order (K), block_layers, lambda0 (Tsang's lambda), gate_lr_scale, warmup_epochs,
-    phase1_epochs,
-    mask_patience, init_prob, init_scale, reg, lam, n_bags (a bag of bootstrap members; 1, the
-    default: one model) and the training settings, all as in
-    `pilid.models.pilib.PiLiBRegressor`. Fitted: block_features_, block_order_,
-    block_importance_, block_share_, block_interaction_share_; `interactions_()`,
-    `interaction_grid`, `plot_interaction`.
+_NIT_DOC = (
     """
 
+    The same gated MLP blocks as PiLiB with no piecewise-linear component, so the blocks carry
+    the main effects as well as the interactions; Tsang et al.'s L_K penalty, PiLiB's schedule.
+    Defaults work out of the box on a few thousand rows.
 
-class NITRegressor(RegressorOutput, NITBase):
+    Parameters
+    ----------
+    n_blocks, max_order, block_layers, lambda0, gate_lr_scale, warmup_epochs, phase1_epochs, \
+mask_patience, init_prob, init_scale
+        The blocks and their gates, as in `pilid.models.pilib.PiLiBRegressor` (``lambda0`` is
+        Tsang's lambda).
+    reg, lam
+        The penalty lam * Omega on every parameter but the gates (defaults "l2", 1e-5).
+    lr, epochs, batch_size, optimizer, patience, val_fraction, random_state, device, \
+categorical_features, verbose
+        As in `pilid.models.pilid.PiLiDRegressor`.
+    n_bags : int, default=1
+        1: one model; k > 1: a bag of k bootstrap members, as PiLiB's.
+
+    Attributes
+    ----------"""
+    + BLOCK_ATTRIBUTES_DOC
+    + FITTED_ATTRIBUTES_DOC
+)
+
+
+class NITRegressor(RegressorOutput, NITBase):  # noqa: D101 (its __doc__ is assigned)
     __doc__ = "NIT (Tsang et al., NeurIPS 2018) for regression: gated MLP blocks." + _NIT_DOC
 
 
-class NITClassifier(ClassifierOutput, NITBase):
+class NITClassifier(ClassifierOutput, NITBase):  # noqa: D101 (its __doc__ is assigned)
     __doc__ = "NIT (Tsang et al., NeurIPS 2018) for binary classification." + _NIT_DOC

@@ -22,6 +22,7 @@ class LogitClassifierMixin(ClassifierMixin):
     """Binary classifier whose `decision_function` is the logit: probabilities and labels."""
 
     def __sklearn_tags__(self):
+        """scikit-learn's tags: binary only."""
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
@@ -31,5 +32,6 @@ class LogitClassifierMixin(ClassifierMixin):
         return proba_from_logit(self.decision_function(X))
 
     def predict(self, X) -> np.ndarray:
+        """The class whose logit side ``X`` falls on (`classes_[1]` where the logit > 0)."""
         positive = np.asarray(self.decision_function(X)) > 0
         return self.classes_[positive.astype(np.int64)]

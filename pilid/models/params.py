@@ -7,7 +7,7 @@ subclass extends its parent's dict), in scikit-learn's vocabulary (`Interval`, `
 check and re-raises its error as `ParamError(key, value, hint)`: a `PilidError` (so also a
 `ValueError`) and an `InvalidParameterError`, whose message is one line for Python users
 (``lam=-1 is invalid; must be a float in the range [0.0, inf)``) and which carries the key, the
-bad value and the hint, so that `pilid.models.registry.check_model_params` can restate it in the
+bad value and the hint, so that `pilid.experiments.model_config.check_model` can restate it in the
 command line's syntax (``model.lam=-1 is invalid for pilid: ...; fix it, e.g. model.lam=1e-05``).
 """
 
@@ -46,6 +46,7 @@ class ParamError(PilidError, InvalidParameterError):
         super().__init__(message or f"{key}={value!r} is invalid; {hint}")
 
     def __reduce__(self):  # picklable across worker processes despite the extra arguments
+        """Pickle with all four arguments (for worker processes)."""
         return type(self), (self.key, self.value, self.hint, self.message)
 
     def renamed(self, key: str) -> ParamError:
@@ -72,9 +73,11 @@ class Whole(Interval):
         self.integral_float = integral_float
 
     def is_satisfied_by(self, val):
+        """Whether ``val`` is a whole number (not a bool) in the interval."""
         return is_whole(val, self.integral_float) and val in self
 
     def __str__(self):
+        """The constraint as scikit-learn's messages name it."""
         text = super().__str__()
         return text.replace("an int", "a whole number", 1) if self.integral_float else text
 
@@ -87,6 +90,7 @@ class Number(Interval):
         super().__init__(numbers.Real, left, right, closed=closed)
 
     def is_satisfied_by(self, val):
+        """Whether ``val`` is a real number (not a bool) in the interval."""
         return not isinstance(val, bool | np.bool_) and super().is_satisfied_by(val)
 
 
@@ -98,6 +102,7 @@ class Choice(StrOptions):
         self.order = tuple(options)
 
     def __str__(self):
+        """``a str among {...}`` in the given order."""
         return "a str among {" + ", ".join(repr(o) for o in self.order) + "}"
 
 
@@ -112,12 +117,14 @@ class Satisfies(Options):
         self.description = description
 
     def is_satisfied_by(self, val):
+        """Whether ``predicate(val)`` holds (an error counts as no)."""
         try:
             return bool(self.predicate(val))
         except (TypeError, ValueError, OverflowError):
             return False
 
     def __str__(self):
+        """The description."""
         return self.description
 
 

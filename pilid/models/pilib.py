@@ -23,7 +23,7 @@ Training (Algorithm 2; `pilid.models.gated`, shared with NIT), each trial on its
   losing real effects. Measured on 8 seeds of a 10-feature synthetic problem with two weak pairs:
   at lambda0=0.3, 6 of 8 runs kept exactly the true pairs without warm-up and 8 of 8 with 10
   epochs (at the default lambda0=0.2 both 8 of 8); NIT without warm-up lost a main effect in 2
-  of 4 seeds. `warmup_epochs=0` gives the paper's schedule. The default is 40 (issue 14,
+  of 4 seeds. `warmup_epochs=0` gives the paper's schedule. The default is 40 (beyond the paper,
   `scripts/planted_pairs.py`): with a planted `cos(2 x_a x_b)` and `max(x_c, x_d)` among 10
   features with strong main effects, 10 warm-up epochs kept only the `max` pair's block (the
   `cos` pair found in 1 of 10 seeds), 40 kept exactly the two planted pairs in 5 of 5 held-out
@@ -54,9 +54,11 @@ from __future__ import annotations
 import torch
 
 from pilid.errors import PilidError
-from pilid.models.gated import BlockModel
+from pilid.models.gated import BLOCK_ATTRIBUTES_DOC, BlockModel
 from pilid.models.neural import (
+    ADDITIVE_ATTRIBUTES_DOC,
     ADDITIVE_CONSTRAINTS,
+    FITTED_ATTRIBUTES_DOC,
     PENALTY_CONSTRAINTS,
     SIGMA,
     ClassifierOutput,
@@ -69,6 +71,9 @@ __all__ = ["PiLiBClassifier", "PiLiBRegressor", "plot_interaction"]
 
 
 class PiLiBBase(ShapeMixin, BlockModel):
+    """PiLiB's hyper-parameters and schedule, shared by `PiLiBRegressor` and
+    `PiLiBClassifier`; see their docstrings."""
+
     _parameter_constraints = {
         **BlockModel._parameter_constraints,
         **PENALTY_CONSTRAINTS,
@@ -142,47 +147,77 @@ class PiLiBBase(ShapeMixin, BlockModel):
         return pilib_order_penalty(log_alpha, int(self.max_order), float(self.lambda0))
 
 
-_PILIB_DOC = """
-    Parameters (defaults work out of the box on a few thousand rows; the paper's in brackets):
-    gamma, knots, init: the piecewise-linear component, as in PiLiD (Definitions 1-2,
-        Algorithm 1 step 2).
-    n_blocks: number of blocks B [20]; max_order: largest interaction order K [3];
-        block_layers: hidden sizes of every block (each block is an MLP over its gated inputs).
-    lambda0: weight of the second term of L_K' (see `pilid.nn.gates.pilib_order_penalty`);
-        larger values keep fewer, stronger effects in the blocks. Measured: 1.0 dropped pairs
-        explaining ~5% of the variance of a synthetic target; 0.3 left no block on spambase;
-        0.1 kept spurious third features next to true pairs in classification.
-    gate_lr_scale: the gates' learning rate relative to `lr` (log_alpha = gate_lr_scale * loc).
-    warmup_epochs: epochs without the gate penalty before phase 1 (0: Algorithm 2 as printed).
-    phase1_epochs: cap on phase 1 (gate search); mask_patience: epochs the masks must stay
-        unchanged (with max order <= K) before phase 2 starts; init_prob: initial P(gate != 0).
-    init_scale: scale of the blocks' Gaussian weight init relative to He initialisation
-        (`pilid.nn.blocks.GatedBlocks`); sigma: std of w with init="gaussian" (as PiLiD;
-        None: He scale).
-    reg, lam, reg_groups: lam * Omega (Eq. 11) on every parameter but the gates.
-    purify: after training, move the blocks' main effects into the additive shapes.
-    lr, epochs (phase 2 cap), batch_size, optimizer, patience, val_fraction, random_state,
-        device, categorical_features, verbose: as in PiLiD.
-    n_bags: 1 (default) [the paper's single model]; k > 1: a bag of k bootstrap members
-        trained as one ensemble (`pilid.models.bagging`): predictions and shapes are the
-        members' means, `interaction_grid` adds the members' spread (`std`, `lower`, `upper`;
-        a member without the pair adds 0), `interactions_` lists the groups that at least half
-        of the members list; the block attributes are the members' (`estimators_`).
-
-    Fitted attributes besides PiLiD's: block_features_ (B, m) bool (frozen masks),
-    block_order_ (B,), block_importance_ (B,) (std of each block's output on the training rows,
-    output units), block_share_ (B,) (that std over the model output's std),
-    block_interaction_share_ (B,) (the same for the block's non-additive part).
+_PILIB_DOC = (
     """
 
+    PiLiD's piecewise-linear additive component (Definitions 1-2, Eq. 10) plus B same-sized
+    blocks whose inputs are switched by hard-concrete L0 gates, so that each block models one
+    small group of interacting features; trained by Algorithm 2 (warm-up, gate search, retrain;
+    this module's docstring says how). Defaults work out of the box on a few thousand rows;
+    the paper's values are given in brackets.
 
-class PiLiBRegressor(RegressorOutput, PiLiBBase):
+    Parameters
+    ----------
+    gamma : int, sequence of int or "auto", default=5
+        Pieces per numeric feature, as in PiLiD (Definition 1).
+    knots : {"uniform", "quantile"}, default="uniform"
+        Characteristic points, as in PiLiD.
+    init : {"lstsq", "gaussian"}, default="lstsq"
+        Start of the additive part (Algorithm 1, step 2).
+    n_blocks : int, default=20
+        Number of blocks B [20].
+    max_order : int, default=3
+        Largest interaction order K [3].
+    block_layers : tuple of int, default=(16, 8)
+        Hidden sizes of every block (an MLP over its gated inputs).
+    lambda0 : float, default=0.2
+        Weight of the second term of L_K' (`pilid.nn.gates.pilib_order_penalty`); larger values
+        keep fewer, stronger effects in the blocks. Measured: 1.0 dropped pairs explaining ~5%
+        of the variance of a synthetic target; 0.3 left no block on spambase; 0.1 kept spurious
+        third features next to true pairs in classification.
+    gate_lr_scale : float, default=10.0
+        The gates' learning rate relative to ``lr``.
+    warmup_epochs : int, default=40
+        Epochs without the gate penalty before phase 1 (0: Algorithm 2 as printed).
+    phase1_epochs : int, default=400
+        Cap on phase 1 (the gate search).
+    mask_patience : int, default=10
+        Epochs the masks must stay unchanged (with max order <= K) before phase 2 starts.
+    init_prob : float, default=0.9
+        Initial P(gate != 0).
+    init_scale : float, default=1.0
+        Scale of the blocks' Gaussian weight init relative to He initialisation.
+    sigma : float or None, default=None
+        Std of w with ``init="gaussian"`` (None: He scale).
+    reg, lam, reg_groups
+        lam * Omega (Eq. 11) on every parameter but the gates (defaults "l2", 1e-5, "all").
+    purify : bool, default=True
+        After training, move the blocks' main effects into the additive shapes.
+    lr, epochs, batch_size, optimizer, patience, val_fraction, random_state, device, \
+categorical_features, verbose
+        As in `pilid.models.pilid.PiLiDRegressor` (``epochs`` caps phase 2).
+    n_bags : int, default=1
+        1: one model [the paper's]; k > 1: k bootstrap members trained as one ensemble
+        (`pilid.models.bagging`): predictions and shapes are the members' means,
+        `interaction_grid` adds the members' spread (``std``, ``lower``, ``upper``; a member
+        without the pair adds 0), `interactions_` lists the groups that at least half of the
+        members list; the block attributes are the members' (`estimators_`).
+
+    Attributes
+    ----------"""
+    + BLOCK_ATTRIBUTES_DOC
+    + ADDITIVE_ATTRIBUTES_DOC
+    + FITTED_ATTRIBUTES_DOC
+)
+
+
+class PiLiBRegressor(RegressorOutput, PiLiBBase):  # noqa: D101 (its __doc__ is assigned)
     __doc__ = (
         "PiLiB for regression (Guo et al., IJCAI 2020, Section 3.3, Algorithm 2)." + _PILIB_DOC
     )
 
 
-class PiLiBClassifier(ClassifierOutput, PiLiBBase):
+class PiLiBClassifier(ClassifierOutput, PiLiBBase):  # noqa: D101 (its __doc__ is assigned)
     __doc__ = (
         "PiLiB for binary classification (Section 3.3, Algorithm 2; cross-entropy)." + _PILIB_DOC
     )

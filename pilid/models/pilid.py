@@ -10,8 +10,10 @@ the additive component (the paper's MLP baseline). Both families are `NeuralEsti
 from __future__ import annotations
 
 from pilid.models.neural import (
+    ADDITIVE_ATTRIBUTES_DOC,
     ADDITIVE_CONSTRAINTS,
     BAG_CONSTRAINTS,
+    FITTED_ATTRIBUTES_DOC,
     HIDDEN_LAYERS,
     PENALTY_CONSTRAINTS,
     SIGMA,
@@ -54,42 +56,96 @@ PAPER_PROTOCOL = {
     "n_bags": 1,
 }
 
-_PILID_DOC = """
-    Parameters (the library's defaults, `LIBRARY_DEFAULTS`, were chosen by
-    ``scripts/choose_defaults.py`` on data that is none of the paper's UCI sets; the paper's
-    settings in brackets, pinned by conf/model/pilid.yaml):
-    gamma: pieces per numeric feature, int, one per feature, or "auto" (default: a rule of the
-        training rows, `pilid.nn.piecewise.auto_gamma`: 2 pieces up to 421 rows, 5 from 2,461)
-        (Definition 1) [1-20].
-    knots: "quantile" (default: the training quantiles) or "uniform" [the paper: equal
-        sub-intervals of the training range].
-    init: "lstsq" (Algorithm 1: least squares of y on Phi, Cholesky of the ridge normal
-        equations; classification: least squares on the labels coded -1/+1) or "gaussian".
-    hidden_layers: MLP layer sizes, default (64, 32) [(100, 200, 400, 400, 200, 100)];
-    sigma: std of the MLP's Gaussian weight init (and of w with init="gaussian"); None
-        (default): He-normal sqrt(2 / fan_in) per layer, which trains far better than a small
-        fixed std [0.05].
-    reg, lam: L1/L2 penalty lam * Omega of Eq. 11 (lam default 1e-3 [1e-5]); reg_groups:
-        "all" (Eq. 11), "additive", "deep", or any of "w", "b", "omega".
-    purify: after training, move the MLP's main effect into the additive shapes (predictions
-        unchanged; see `pilid.nn.ensemble`).
-    lr [0.005], epochs (upper bound), batch_size, optimizer ("adam" [paper] or "sgd"): the
-        paper gives no epoch count or batch size; 100 / 256 with early stopping here.
-    patience, val_fraction: early stopping on a held-out fraction of the training rows, best
-        weights restored (patience=None: no early stopping, all rows train).
-    random_state, device ("auto": CUDA when present), categorical_features (indices, names or
-        a boolean mask; pandas category/object/string columns are categorical anyway),
-        verbose (progress bar with the epoch losses).
-    n_bags: 16 (default) [1: one model]. k > 1: bagging (beyond the paper, `pilid.models.bagging`):
-        k members, each on a bootstrap sample of the training rows with its own seed and early
-        stopping, trained as one batched ensemble; predictions, contributions and shapes are
-        the members' means (classification: the mean logit), `shape_functions` adds the
-        members' spread (`std`, `lower`/`upper` = 2.5/97.5 percentiles), `estimators_` holds
-        the members.
+_PILID_DOC = (
     """
+
+    A piecewise-linear additive component u_j on Phi (Definitions 1-3, Eq. 10) plus an MLP
+    (Eq. 6-8), trained jointly (Eq. 9, 11; Algorithm 1). The defaults are the library's
+    (`LIBRARY_DEFAULTS`, chosen by ``scripts/choose_defaults.py`` on data that is none of the
+    paper's UCI sets); the paper's values are given in brackets and pinned by
+    ``conf/model/pilid.yaml`` (`PAPER_PROTOCOL`).
+
+    Parameters
+    ----------
+    gamma : int, sequence of int or "auto", default="auto"
+        Pieces per numeric feature (one value, or one per feature; Definition 1) [1-20].
+        ``"auto"``: a rule of the training rows (`pilid.nn.piecewise.auto_gamma`: 2 pieces up
+        to 421 rows, 5 from 2,461).
+    knots : {"quantile", "uniform"}, default="quantile"
+        Characteristic points at the training quantiles, or equal sub-intervals of the
+        training range [the paper's].
+    init : {"lstsq", "gaussian"}, default="lstsq"
+        Start of the additive part: least squares of y on Phi (Algorithm 1, step 2; Cholesky of
+        the ridge normal equations; classification: the labels coded -1/+1), or Gaussian.
+    hidden_layers : tuple of int or None, default=(64, 32)
+        The MLP's layer sizes [(100, 200, 400, 400, 200, 100)]; None: the additive part alone.
+    sigma : float or None, default=None
+        Std of the MLP's Gaussian weight init (and of w with ``init="gaussian"``); None:
+        He-normal sqrt(2 / fan_in) per layer, which trains far better than a small fixed std
+        [0.05].
+    reg : {"l2", "l1"}, default="l2"
+        The penalty Omega of Eq. 11.
+    lam : float, default=1e-3
+        Its weight lambda [1e-5].
+    reg_groups : str or sequence of str, default="all"
+        What Omega covers: ``"all"`` (Eq. 11), ``"additive"``, ``"deep"``, or any of ``"w"``,
+        ``"b"``, ``"omega"``.
+    purify : bool, default=True
+        After training, move the MLP's main effects into the additive shapes (predictions
+        unchanged; `pilid.nn.ensemble`).
+    lr : float, default=0.005
+        Learning rate [0.005]. A fit whose training diverges raises
+        `pilid.errors.TrainingDivergedError` (lower ``lr``).
+    epochs : int, default=100
+        Upper bound on the epochs (0: Algorithm 1's start alone, no gradient step); the paper
+        gives no epoch count.
+    batch_size : int, default=256
+        Mini-batch size (not given by the paper).
+    optimizer : {"adam", "sgd"}, default="adam"
+        ``"adam"`` is the paper's.
+    patience : int or None, default=10
+        Early stopping: epochs without a better validation loss before training stops (best
+        weights restored); None: no early stopping, every training row trains.
+    val_fraction : float, default=0.1
+        The fraction of the training rows held out for early stopping.
+    random_state : int, RandomState or None, default=None
+        Seeds the split, the mini-batches and the initialisation.
+    device : str, default="auto"
+        ``"cpu"``, ``"cuda"``, ...; ``"auto"``: CUDA when present.
+    categorical_features : sequence of int or str, boolean mask or None, default=None
+        Categorical columns (indices, names or a mask); pandas category, object and string
+        columns are categorical anyway.
+    verbose : bool, default=False
+        A progress bar with the epoch losses.
+    n_bags : int, default=16
+        1: one model [the paper's]. k > 1: bagging (beyond the paper, `pilid.models.bagging`):
+        k members, each on a bootstrap sample of the training rows with its own seed and early
+        stopping, trained as one batched ensemble; predictions, contributions and shapes are the
+        members' means (classification: the mean logit), `shape_functions` adds the members'
+        spread (``std``, ``lower``/``upper`` = 2.5/97.5 percentiles).
+
+    Attributes
+    ----------"""
+    + ADDITIVE_ATTRIBUTES_DOC
+    + FITTED_ATTRIBUTES_DOC
+)
+
+_EXAMPLE = """
+    Examples
+    --------
+    >>> from sklearn.datasets import make_friedman1
+    >>> from pilid import {name}
+    >>> X, y = make_friedman1(n_samples=300, random_state=0)
+    >>> model = {name}({params}random_state=0).fit(X, y{target})
+    >>> model.shape_functions().columns.tolist()[:3]
+    ['feature', 'x', 'value']
+"""
 
 
 class PiLiDBase(ShapeMixin, NeuralEstimator):
+    """PiLiD's hyper-parameters and training (Algorithm 1), shared by `PiLiDRegressor` and
+    `PiLiDClassifier`; see their docstrings."""
+
     _parameter_constraints = {
         **NeuralEstimator._parameter_constraints,
         **PENALTY_CONSTRAINTS,
@@ -144,17 +200,25 @@ class PiLiDBase(ShapeMixin, NeuralEstimator):
         self.n_bags = n_bags
 
 
-class PiLiDRegressor(RegressorOutput, PiLiDBase):
-    __doc__ = "PiLiD for regression (Guo et al., IJCAI 2020, Section 3; MSE loss)." + _PILID_DOC
-
-
-class PiLiDClassifier(ClassifierOutput, PiLiDBase):
+class PiLiDRegressor(RegressorOutput, PiLiDBase):  # noqa: D101 (its __doc__ is assigned)
     __doc__ = (
-        "PiLiD for binary classification (Section 3; cross-entropy on the logit)." + _PILID_DOC
+        "PiLiD for regression (Guo et al., IJCAI 2020, Section 3; MSE loss)."
+        + _PILID_DOC
+        + _EXAMPLE.format(name="PiLiDRegressor", params="n_bags=2, epochs=5, ", target="")
+    )
+
+
+class PiLiDClassifier(ClassifierOutput, PiLiDBase):  # noqa: D101 (its __doc__ is assigned)
+    __doc__ = (
+        "PiLiD for binary classification (Section 3; cross-entropy on the logit)."
+        + _PILID_DOC
+        + _EXAMPLE.format(name="PiLiDClassifier", params="n_bags=2, epochs=5, ", target=" > 14")
     )
 
 
 class MLPBase(NeuralEstimator):
+    """The MLP baseline's hyper-parameters, shared by `MLPRegressor` and `MLPClassifier`."""
+
     _has_additive = False
     _parameter_constraints = {
         **NeuralEstimator._parameter_constraints,
@@ -199,20 +263,44 @@ class MLPBase(NeuralEstimator):
         self.n_bags = n_bags
 
 
-_MLP_DOC = """
-    n_bags > 1 averages the raw outputs (predictions / logits) of that many bootstrap members
-    trained as one batched ensemble (`pilid.models.bagging`); the other parameters as PiLiD's.
+_MLP_DOC = (
     """
 
+    The paper's MLP baseline: PiLiD's deep component alone (Eq. 6-8), trained the same way,
+    with the paper's six layers by default.
 
-class MLPRegressor(RegressorOutput, MLPBase):
+    Parameters
+    ----------
+    hidden_layers : tuple of int, default=(100, 200, 400, 400, 200, 100)
+        The layer sizes (`pilid.nn.mlp.PAPER_HIDDEN_LAYERS`).
+    sigma : float or None, default=None
+        Std of the Gaussian weight init; None: He-normal.
+    reg : {"l2", "l1"}, default="l2"
+        The penalty Omega.
+    lam : float, default=1e-5
+        Its weight.
+    lr, epochs, batch_size, optimizer, patience, val_fraction, random_state, device, \
+categorical_features, verbose
+        As in `PiLiDRegressor` (defaults 0.005, 100, 256, "adam", 10, 0.1, None, "auto",
+        None, False).
+    n_bags : int, default=1
+        k > 1 averages the raw outputs (predictions or logits) of k bootstrap members trained
+        as one batched ensemble (`pilid.models.bagging`).
+
+    Attributes
+    ----------"""
+    + FITTED_ATTRIBUTES_DOC
+)
+
+
+class MLPRegressor(RegressorOutput, MLPBase):  # noqa: D101 (its __doc__ is assigned)
     __doc__ = (
         "The paper's MLP baseline (PiLiD's deep component alone, same training), regression."
         + _MLP_DOC
     )
 
 
-class MLPClassifier(ClassifierOutput, MLPBase):
+class MLPClassifier(ClassifierOutput, MLPBase):  # noqa: D101 (its __doc__ is assigned)
     __doc__ = (
         "The paper's MLP baseline (PiLiD's deep component alone, same training), binary." + _MLP_DOC
     )

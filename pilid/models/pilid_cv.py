@@ -11,21 +11,24 @@ pair on all of those rows. Prediction and the interpretation API (`shape_functio
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.metrics import get_scorer_names
+from sklearn.metrics import check_scoring, get_scorer_names
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted
 
-from pilid.errors import PilidError
+from pilid.errors import PilidError, TrainingDivergedError, TrainingDivergedWarning
 from pilid.models.inputs import binary_target
 from pilid.models.params import N_JOBS, ParamError, Satisfies, Whole, validate_params
 from pilid.models.pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.nn.piecewise import is_pieces
+from pilid.train import fit_batched
+from pilid.train.divergence import lr_advice
 
 __all__ = ["PiLiDClassifierCV", "PiLiDRegressorCV"]
 
@@ -99,10 +102,46 @@ SCORER_NAME = Satisfies(
 )
 
 
+class _FlagDiverged:
+    """A candidate of the search: a fit whose training diverged (`pilid.train.divergence`) is
+    flagged in ``diverged_`` instead of raising, so that `_DropDiverged` scores it NaN and the
+    search ranks it last (the candidate is dropped, not the whole search)."""
+
+    def fit(self, X, y):
+        fit_batched([self], [X], [y], on_divergence="flag")
+        return self
+
+
+class _CandidateRegressor(_FlagDiverged, PiLiDRegressor):
+    """`PiLiDRegressor` as the search fits it (see `_FlagDiverged`)."""
+
+
+class _CandidateClassifier(_FlagDiverged, PiLiDClassifier):
+    """`PiLiDClassifier` as the search fits it (see `_FlagDiverged`)."""
+
+
+# Messages (``type(est).__name__``) name the wrapped class; pickling goes by ``__qualname__``.
+_CandidateRegressor.__name__ = PiLiDRegressor.__name__
+_CandidateClassifier.__name__ = PiLiDClassifier.__name__
+
+
+class _DropDiverged:
+    """The search's scorer: NaN for a candidate whose training diverged, else ``scorer``'s."""
+
+    def __init__(self, scorer) -> None:
+        self.scorer = scorer
+
+    def __call__(self, estimator, X, y, **kwargs):
+        if getattr(estimator, "diverged_", None):
+            return np.nan
+        return self.scorer(estimator, X, y, **kwargs)
+
+
 class PiLiDCVBase(BaseEstimator):
     """Shared by `PiLiDRegressorCV` and `PiLiDClassifierCV`; see their docstrings."""
 
     _estimator_class: type = PiLiDRegressor
+    _candidate_class: type = _CandidateRegressor
     _default_scoring = "neg_mean_squared_error"
     _splitter_class: type = KFold
 
@@ -143,6 +182,43 @@ class PiLiDCVBase(BaseEstimator):
         return self._estimator_class(
             **(self.estimator_params or {}), random_state=self.random_state
         )
+
+    def _candidate(self):
+        """The wrapped PiLiD as the search fits it: a diverged fit is dropped, not raised."""
+        return self._candidate_class(
+            **(self.estimator_params or {}), random_state=self.random_state
+        )
+
+    def _lr_advice(self) -> str:
+        """What to change after a diverged fit, in this estimator's terms."""
+        lr = (self.estimator_params or {}).get("lr", self._estimator().lr)
+        return lr_advice(lr, "estimator_params['lr']")
+
+    def _dropped(self, results: dict, n_splits: int) -> np.ndarray:
+        """Candidates whose training diverged in some fold (NaN fold scores, `_DropDiverged`):
+        one `TrainingDivergedWarning` naming them, or `TrainingDivergedError` if that is all."""
+        scores = np.column_stack([results[f"split{k}_test_score"] for k in range(n_splits)])
+        folds = np.isnan(scores).sum(axis=1)
+        dropped = np.flatnonzero(folds)
+        name = type(self).__name__
+        if dropped.size == len(folds):
+            raise TrainingDivergedError(
+                f"{name}: training diverged for every candidate of the grid ({len(folds)}); "
+                f"{self._lr_advice()}"
+            )
+        if dropped.size:
+            listed = "; ".join(
+                f"{_params_text(results['params'][i])} in {folds[i]} of {n_splits} folds"
+                for i in dropped[:3]
+            )
+            more = f"; and {dropped.size - 3} more" if dropped.size > 3 else ""
+            warnings.warn(
+                f"{name}: training diverged for {dropped.size} of {len(folds)} candidates "
+                f"({listed}{more}), which were dropped from the search; {self._lr_advice()}",
+                TrainingDivergedWarning,
+                stacklevel=3,
+            )
+        return dropped
 
     def _grid_keys(self) -> dict[str, str]:
         """The searched PiLiD parameters and the parameter holding each one's values."""
@@ -204,22 +280,37 @@ class PiLiDCVBase(BaseEstimator):
             self.__dict__.pop(attr, None)
         grid_keys = self._grid_keys()
         grid = {key: list(getattr(self, attr)) for key, attr in grid_keys.items()}
+        scoring = self._default_scoring if self.scoring is None else self.scoring
+        scorer = check_scoring(self._estimator(), scoring=scoring)
         search = GridSearchCV(
-            self._estimator(),
+            self._candidate(),
             grid,
-            scoring=self._default_scoring if self.scoring is None else self.scoring,
+            scoring=_DropDiverged(scorer),  # a diverged candidate scores NaN: ranked last
             n_jobs=self.n_jobs,
-            refit=True,
+            refit=False,  # refit below with the wrapped class itself
             cv=self._splitter(),
             error_score="raise",  # a bad X or y: the wrapped PiLiD's one-line error, not NaN
-        ).fit(X, y)
+        )
+        with warnings.catch_warnings():  # dropped candidates get one warning of ours
+            warnings.filterwarnings("ignore", "One or more of the test scores are non-finite")
+            search.fit(X, y)
+        self._dropped(search.cv_results_, int(search.n_splits_))
+        best = self._estimator().set_params(**search.best_params_)
+        try:
+            best.fit(X, y)
+        except TrainingDivergedError:
+            text = _params_text(search.best_params_)
+            raise TrainingDivergedError(
+                f"{type(self).__name__}: training diverged when refitting the best candidate "
+                f"({text}) on all rows ({best.diverged_}); {self._lr_advice()}"
+            ) from None
         self.cv_results_ = search.cv_results_
         self.best_index_ = int(search.best_index_)
         self.best_params_ = {key: search.best_params_[key] for key in grid_keys}
         self.best_score_ = float(search.best_score_)
-        self.best_estimator_ = search.best_estimator_
+        self.best_estimator_ = best
         self.n_splits_ = int(search.n_splits_)
-        self.scorer_ = search.scorer_
+        self.scorer_ = scorer
         self.gamma_ = self.best_params_["gamma"]
         self.lam_ = self.best_params_["lam"]
         return self
@@ -234,12 +325,14 @@ class PiLiDCVBase(BaseEstimator):
 
     @property
     def n_features_in_(self) -> int:
+        """The refit model's number of input columns."""
         if not self.__sklearn_is_fitted__():
             raise AttributeError(f"{type(self).__name__} has no n_features_in_ before fit")
         return self.best_estimator_.n_features_in_
 
     @property
     def feature_names_in_(self) -> np.ndarray:
+        """The refit model's column names (DataFrame input only)."""
         if not self.__sklearn_is_fitted__():
             raise AttributeError(f"{type(self).__name__} has no feature_names_in_ before fit")
         return self.best_estimator_.feature_names_in_  # AttributeError: X had no column names
@@ -269,6 +362,11 @@ class PiLiDCVBase(BaseEstimator):
         return self._fitted().plot_shapes(features=features, ax=ax, ncols=ncols)
 
 
+def _params_text(params: dict) -> str:
+    """``gamma=5, lam=0.001`` for a grid point."""
+    return ", ".join(f"{k}={v!r}" for k, v in params.items())
+
+
 class _WrappedTags:
     """The wrapped PiLiD's tags (input, determinism, binary only) on top of the task mixin's;
     first in the bases, since `ClassifierMixin` resets `classifier_tags`."""
@@ -284,45 +382,90 @@ class _WrappedTags:
 
 
 _CV_DOC = """
-    Parameters:
-    gammas: the numbers of pieces per feature gamma to try (Definition 1) [1-20].
-    lams: the penalty weights lam of lam * Omega (Eq. 11) to try.
-    networks: None (default: not searched) or the `hidden_layers` values to try, None among
-        them for the additive component alone (with gamma=1 a linear/logistic model), e.g.
-        [None, (64, 32)] lets small data choose a model without the MLP.
-    cv: number of folds (an int >= 2: {splitter}(shuffle=True, random_state=random_state)) or
-        a scikit-learn splitter; the folds come only from the X, y given to `fit`.
-    scoring: the score maximised over the grid (a scorer name or callable); None: {scoring}.
-    n_jobs: parallel fits of `GridSearchCV` (None: 1).
-    random_state: seeds the folds and every PiLiD fit (the search's and the refit's).
-    estimator_params: any other parameters of {name} (e.g. hidden_layers, epochs, knots,
-        device), passed to every fit; not gamma, lam or random_state.
 
-    After `fit`: `best_params_` ({{"gamma": ..., "lam": ...}}, also as `gamma_` and `lam_`, plus
-    "hidden_layers" when `networks` is searched),
-    `best_score_` (its mean score over the folds), `best_index_`, `cv_results_` (GridSearchCV's;
-    `pandas.DataFrame(cv_results_)` has one row per grid point), `n_splits_`, `scorer_` and
-    `best_estimator_`: the {name} with the best pair, refit on all rows of (X, y). Prediction,
-    `score`, `decompose`, `feature_contributions`, `shape_functions`, `plot_shapes`,
+    The grid is searched by K-fold cross-validation on the rows given to `fit` alone
+    (scikit-learn's `GridSearchCV`), then {name} is refit with the best point on all of them.
+    Prediction, `score`, `decompose`, `feature_contributions`, `shape_functions`, `plot_shapes`,
     `n_features_in_` and `feature_names_in_` are the refit model's.
+
+    Parameters
+    ----------
+    gammas : sequence, default=(1, 5, 10, 20)
+        The numbers of pieces per feature gamma to try (Definition 1) [1-20].
+    lams : sequence of float, default=(1e-5, 1e-3, 1e-1)
+        The penalty weights lam of lam * Omega (Eq. 11) to try.
+    networks : sequence or None, default=None
+        The `hidden_layers` values to try (None: not searched), None among them for the
+        additive component alone (with gamma=1 a linear/logistic model); e.g.
+        ``[None, (64, 32)]`` lets small data choose a model without the MLP.
+    cv : int or splitter, default=3
+        Number of folds (an int >= 2: ``{splitter}(shuffle=True, random_state=random_state)``)
+        or a scikit-learn splitter; the folds come only from the X, y given to `fit`.
+    scoring : str, callable or None, default=None
+        The score maximised over the grid (a scorer name or callable); None: ``{scoring}``.
+    n_jobs : int or None, default=None
+        Parallel fits of `GridSearchCV` (None: 1).
+    random_state : int, RandomState or None, default=None
+        Seeds the folds and every PiLiD fit (the search's and the refit's).
+    estimator_params : dict or None, default=None
+        Any other parameters of {name} (e.g. ``hidden_layers``, ``epochs``, ``knots``,
+        ``device``), passed to every fit; not gamma, lam or random_state.
+
+    Attributes
+    ----------
+    best_estimator_ : {name}
+        The model with the best grid point, refit on all rows of (X, y).
+    best_params_ : dict
+        The best point: ``{{"gamma": ..., "lam": ...}}``, plus ``"hidden_layers"`` when
+        ``networks`` is searched.
+    gamma_, lam_ : object
+        The best gamma and lam.
+    best_score_ : float
+        The best point's mean score over the folds.
+    best_index_ : int
+        Its index in `cv_results_`.
+    cv_results_ : dict
+        `GridSearchCV`'s; ``pandas.DataFrame(cv_results_)`` has one row per grid point.
+    n_splits_ : int
+        The number of folds.
+    scorer_ : callable
+        The scorer used.{classes}
+
+    Notes
+    -----
+    A candidate whose training diverges in some fold (`pilid.train.divergence`) scores NaN and
+    is dropped, with one `pilid.errors.TrainingDivergedWarning` naming the candidates and the
+    lr to try; if every candidate diverges, or the refit does, `fit` raises
+    `pilid.errors.TrainingDivergedError`.
     """
 
+_CLASSES_DOC = """
+    classes_ : ndarray of shape (2,)
+        The refit model's class labels (its `decision_function` and `predict_proba` too)."""
 
-class PiLiDRegressorCV(_WrappedTags, RegressorMixin, PiLiDCVBase):
+
+class PiLiDRegressorCV(_WrappedTags, RegressorMixin, PiLiDCVBase):  # noqa: D101 (its __doc__ is assigned)
     __doc__ = (
         "PiLiD regression with gamma and lam chosen by inner cross-validation."
-        + _CV_DOC.format(splitter="KFold", scoring="neg_mean_squared_error", name="PiLiDRegressor")
+        + _CV_DOC.format(
+            splitter="KFold", scoring="neg_mean_squared_error", name="PiLiDRegressor", classes=""
+        )
     )
 
 
-class PiLiDClassifierCV(_WrappedTags, ClassifierMixin, PiLiDCVBase):
+class PiLiDClassifierCV(_WrappedTags, ClassifierMixin, PiLiDCVBase):  # noqa: D101 (its __doc__ is assigned)
     __doc__ = (
         "PiLiD binary classification with gamma and lam chosen by inner cross-validation."
-        + _CV_DOC.format(splitter="StratifiedKFold", scoring="roc_auc", name="PiLiDClassifier")
-        + "    `classes_`, `decision_function` and `predict_proba` are the refit model's too.\n"
+        + _CV_DOC.format(
+            splitter="StratifiedKFold",
+            scoring="roc_auc",
+            name="PiLiDClassifier",
+            classes=_CLASSES_DOC,
+        )
     )
 
     _estimator_class = PiLiDClassifier
+    _candidate_class = _CandidateClassifier
     _default_scoring = "roc_auc"
     _splitter_class = StratifiedKFold
 
@@ -331,6 +474,7 @@ class PiLiDClassifierCV(_WrappedTags, ClassifierMixin, PiLiDCVBase):
 
     @property
     def classes_(self) -> np.ndarray:
+        """The refit model's class labels."""
         if not self.__sklearn_is_fitted__():
             raise AttributeError(f"{type(self).__name__} has no classes_ before fit")
         return self.best_estimator_.classes_

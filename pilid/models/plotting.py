@@ -5,6 +5,9 @@ table (a bag's `lower` / `upper` columns, `pilid.models.bagging`, as a shaded ba
 `plot_interaction` draws a pair's joint effect from an `interaction_grid` table as a heat map
 (the paper's Figure 5). The estimators' `plot_shapes` / `plot_interaction` call these; the
 report's Figure 5 (`pilid.report.figures`) draws its mean heat maps with `draw_joint_effect`.
+
+Feature names are drawn as they are written (`plain_text`): a ``$`` in a column name
+(``price $ and $ tax``) is a dollar sign, not the start of matplotlib's mathtext.
 """
 
 from __future__ import annotations
@@ -15,6 +18,12 @@ import numpy as np
 import pandas as pd
 
 from pilid.errors import PilidError
+
+
+def plain_text(text) -> str:
+    """``text`` as matplotlib draws it literally: every ``$`` escaped (two of them would
+    otherwise start and end mathtext, and an unmatched one could fail the drawing)."""
+    return str(text).replace("$", r"\$")
 
 
 def plot_shapes(
@@ -75,7 +84,7 @@ def plot_shapes(
         else:
             a.plot(part["x"], part["value"], marker="o", ms=2, lw=1.2)
         a.axhline(0.0, color="0.7", lw=0.6)
-        a.set_title(name, fontsize=9)
+        a.set_title(plain_text(name), fontsize=9)
         a.tick_params(labelsize=7)
     return axes[: len(chosen)]
 
@@ -107,11 +116,13 @@ def draw_joint_effect(
     """A pair's joint effect as a heat map on `ax`: `values[b, a]` over the grid `xa` x `xb`,
     coloured symmetrically about 0 (white: no effect), with a colour bar; returns the axes.
     Drawn for one fitted model by `plot_interaction` and for the mean over trials by the
-    report's Figure 5."""
+    report's Figure 5. The feature names are drawn literally (`plain_text`); ``title`` as given
+    (escape names in it with `plain_text`)."""
     limit = float(np.nanmax(np.abs(values))) or 1.0
     mesh = ax.pcolormesh(xa, xb, values, shading="nearest", cmap=cmap, vmin=-limit, vmax=limit)
     ax.figure.colorbar(mesh, ax=ax, label=label)
     sizes = {} if label_size is None else {"fontsize": label_size}
+    name_a, name_b = plain_text(name_a), plain_text(name_b)
     ax.set_xlabel(name_a, **sizes)
     ax.set_ylabel(name_b, **sizes)
     title = f"{name_a} x {name_b}" if title is None else title

@@ -1,6 +1,6 @@
 """The SVM baseline's classifier: scikit-learn's `SVC` with a `predict_proba` from its margin.
 
-The SVM regressor is scikit-learn's `SVR` itself (`pilid.models.registry` builds both with the
+The SVM regressor is scikit-learn's `SVR` itself (`conf/model/svm.yaml` names both, with the
 settings of `conf/model/svm.yaml`).
 """
 
@@ -25,6 +25,7 @@ class SVMClassifier(SVC):
     """
 
     def predict_proba(self, X) -> np.ndarray:
+        """[1 - p, p] with p = sigmoid(margin): a monotone score, not a calibrated probability."""
         margin = self.decision_function(X)
         if margin.ndim != 1:
             raise PilidError(

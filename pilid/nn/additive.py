@@ -89,6 +89,7 @@ class AdditiveEnsemble(nn.Module):
         return self.w * om, (self.b * self.mask * om).sum(1)
 
     def forward(self, phi: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+        """The additive output sum_j u_j(x_j) + constant (Eq. 10), (T, B), from Phi's parts."""
         v, c = self.effective()
         return piecewise_terms(v, self.starts, *phi).sum(2) + c.unsqueeze(1)
 

@@ -49,6 +49,7 @@ class PiLiDEnsemble(nn.Module):
         return self.deep(x)
 
     def forward(self, x: torch.Tensor, phi=None) -> torch.Tensor:
+        """``additive(phi) + deep(x)`` (Eq. 9), (T, B): the raw output."""
         out = None
         if self.additive is not None:
             out = self.additive(phi)

@@ -205,6 +205,7 @@ class HardConcreteGates(nn.Module):
         self._generators: dict[str, list[torch.Generator]] = {}
 
     def __getstate__(self):
+        """Pickle without the per-device random generators (made again on use)."""
         state = self.__dict__.copy()
         state["_generators"] = {}
         return state
@@ -256,6 +257,7 @@ class HardConcreteGates(nn.Module):
         return self._with_mask(z)
 
     def forward(self) -> torch.Tensor:
+        """Training: sampled gates; evaluation: the deterministic ones. (T, B, m)."""
         return self.sample() if self.training else self.deterministic()
 
     @torch.no_grad()

@@ -90,6 +90,7 @@ class EnsembleMLP(nn.Module):
         self.out_b = nn.Parameter(torch.zeros(T, 1, 1, dtype=dtype))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """The MLP's output (T, B) for inputs ``x`` (T, B, m) (Eq. 6-8)."""
         if x.shape[0] == 1 and torch.is_grad_enabled():
             # training one trial: plain matmuls (addmm) beat a batch of one on CPU by ~25 %;
             # prediction keeps baddbmm, whose rows do not depend on the batch size

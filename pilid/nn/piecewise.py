@@ -87,6 +87,7 @@ class Knots:
 
     @property
     def n_features(self) -> int:
+        """Number of features."""
         return len(self.points)
 
     @property
@@ -96,6 +97,7 @@ class Knots:
 
     @property
     def n_columns(self) -> int:
+        """Number of columns of Phi (the pieces of all features)."""
         return int(self.n_pieces.sum())
 
     def layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -114,6 +116,7 @@ class Knots:
         return np.concatenate(feature), np.concatenate(lo), np.concatenate(inv)
 
     def torch_layout(self, device=None, dtype=torch.float32):
+        """`layout` as tensors on ``device`` (feature index, left point, 1 / width)."""
         feature, lo, inv = self.layout()
         return (
             torch.as_tensor(feature, device=device),

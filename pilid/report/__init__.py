@@ -67,10 +67,33 @@ def make_tables(
     ``paper_vs_ours_cells.csv`` (every paper cell we ran, ours beside the paper's) when the
     records hold a paper experiment.
 
-    ``records``: the already loaded records of ``results`` (default: read them);
-    ``update_fidelity_cache``: merge the shape fidelity computed from the artefacts into
-    ``<results>/shape_fidelity.csv`` (see `pilid.report.shapes`). Raises ``PilidError``, writing
-    nothing, when no table can be built from them.
+    Parameters
+    ----------
+    results : path
+        A results directory or ``records.jsonl``.
+    out : path
+        The tables' directory (created if missing).
+    conf_dir : path or None, default=None
+        The Hydra configs whose experiment grids lay the tables out (default: ``conf/``).
+    fidelity : bool, default=True
+        Build the shape-fidelity table where shapes are stored.
+    records : pandas.DataFrame or None, default=None
+        The already loaded records of ``results`` (default: read them).
+    update_fidelity_cache : bool, default=False
+        Merge the shape fidelity computed from the artefacts into
+        ``<results>/shape_fidelity.csv`` (see `pilid.report.shapes`).
+
+    Returns
+    -------
+    tables : list of Table
+        The tables built.
+    written : list of Path
+        The files written (LaTeX and Markdown per table, the cells CSV).
+
+    Raises
+    ------
+    PilidError
+        No table can be built from the records (nothing is written).
     """
     from pilid.experiments.store import records_path
     from pilid.report.records import results_root
@@ -128,7 +151,26 @@ def note_stale(out, written) -> None:
 
 def make_figures(results, out, records=None, conf_dir=None, paper_vs_ours: bool = True):
     """Read the records and artefacts under ``results`` and draw every figure under ``out``:
-    Figures 3-5 and, when the records hold a paper experiment, the paper-vs-ours figure."""
+    Figures 3-5 and, when the records hold a paper experiment, the paper-vs-ours figure.
+
+    Parameters
+    ----------
+    results : path
+        A results directory (its ``artifacts/`` hold the shapes) or ``records.jsonl``.
+    out : path
+        The figures' directory (PNG and PDF of each).
+    records : pandas.DataFrame or None, default=None
+        The already loaded records of ``results`` (default: read them).
+    conf_dir : path or None, default=None
+        The Hydra configs (default: ``conf/``).
+    paper_vs_ours : bool, default=True
+        Also draw the paper-vs-ours figure.
+
+    Returns
+    -------
+    list of Path
+        The files written; a figure without data is skipped with a notice.
+    """
     from pilid.report.records import results_root
     from pilid.report.reproduction import draw_paper_vs_ours, paper_cells, paper_tables
 
@@ -176,7 +218,28 @@ def make_reproduction(
     records=None,
     tables_dir="results/tables",
 ):
-    """REPRODUCTION.md and the paper-vs-ours figure (see `pilid.report.reproduction`)."""
+    """REPRODUCTION.md and the paper-vs-ours figure (see `pilid.report.reproduction`).
+
+    Parameters
+    ----------
+    results : path
+        A results directory or ``records.jsonl``.
+    out : path
+        The Markdown file to write.
+    figures_dir : path or None, default="results/figures"
+        Where the paper-vs-ours figure goes (None: not drawn).
+    conf_dir : path or None, default=None
+        The Hydra configs (default: ``conf/``).
+    records : pandas.DataFrame or None, default=None
+        The already loaded records of ``results`` (default: read them).
+    tables_dir : path, default="results/tables"
+        The tables directory the file points to (and reads ``generators_linear.csv`` from).
+
+    Returns
+    -------
+    list of Path
+        ``out`` and the figure files.
+    """
     from pilid.report.reproduction import make_reproduction as _make
 
     return _make(

@@ -174,6 +174,7 @@ def read_records(results: str):
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run ``python -m pilid.report`` with ``argv``; return the exit code (0, or 2 on bad input)."""
     args = _parser().parse_args(argv)
     from pilid.report import committed_artifacts, make_figures, make_reproduction, make_tables
 

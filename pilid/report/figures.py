@@ -1,4 +1,4 @@
-"""The paper's figures from stored artefacts (matplotlib, Agg backend; PNG + PDF).
+"""The paper's figures from stored artefacts (matplotlib; PNG + PDF).
 
 - Figure 3: learned vs true marginal value functions u_j on synthetic data (m=20, N=15000,
   gamma=5 in the paper), mean over trials with a +-1 std band, one figure per initialisation.
@@ -12,7 +12,9 @@
 Nothing here trains a model: a figure without data is skipped with a printed notice, and
 `build_figures` ends with one notice naming every figure it could not draw. Files are
 deterministic: PNG and PDF are saved without dates or version strings (``METADATA``), so a
-rebuild on the same matplotlib gives the same bytes.
+rebuild on the same matplotlib gives the same bytes. The figures are `matplotlib.figure.Figure`
+objects, never pyplot's: importing or running this module neither changes the user's backend
+nor opens a window, and a figure is freed when it is saved.
 """
 
 from __future__ import annotations
@@ -22,18 +24,16 @@ import os
 from pathlib import Path
 
 import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from pilid.experiments.artefacts import GRID_KIND, artefact_path  # noqa: E402
-from pilid.models.plotting import draw_joint_effect  # noqa: E402
-from pilid.report import shapes  # noqa: E402
-from pilid.report.records import newest, notice  # noqa: E402
-from pilid.tasks import LOWER_IS_BETTER, METRIC_LABELS, metric_label  # noqa: E402
+from pilid.atomic import replacing
+from pilid.experiments.artefacts import GRID_KIND, artefact_path
+from pilid.models.plotting import draw_joint_effect, plain_text
+from pilid.report import shapes
+from pilid.report.records import newest, notice
+from pilid.tasks import LOWER_IS_BETTER, METRIC_LABELS, metric_label
 
 #: The paper's Figure 3 setting and Figure 4/5 choices.
 FIG3_SETTING = {"N": 15000, "m": 20, "gamma": 5}
@@ -60,15 +60,16 @@ FIGURE_STEMS = {
 
 def save(fig, out_dir: str | os.PathLike, stem: str) -> list[Path]:
     """Save ``fig`` as ``<stem>.png`` and ``<stem>.pdf`` under ``out_dir`` with fixed metadata
-    (``METADATA``); close it."""
+    (``METADATA``), each replaced atomically (`pilid.atomic`: a report killed while it saves
+    leaves the old file whole). The formats' own canvases draw it (no backend needed)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for fmt in FORMATS:
         path = out / f"{stem}.{fmt}"
-        fig.savefig(path, dpi=150, bbox_inches="tight", metadata=METADATA[fmt])
+        with replacing(path) as temporary:
+            fig.savefig(temporary, format=fmt, dpi=150, bbox_inches="tight", metadata=METADATA[fmt])
         paths.append(path)
-    plt.close(fig)
     return paths
 
 
@@ -192,9 +193,8 @@ def figure_simulation_shapes(
         features = list(dict.fromkeys(trials[0]["feature"]))
         n_cols = max(1, min(n_cols, len(features)))
         n_rows = math.ceil(len(features) / n_cols)
-        fig, axes = plt.subplots(
-            n_rows, n_cols, figsize=(2.6 * n_cols, 2.1 * n_rows), squeeze=False
-        )
+        fig = Figure(figsize=(2.6 * n_cols, 2.1 * n_rows))
+        axes = fig.subplots(n_rows, n_cols, squeeze=False)
         for ax, feature in zip(axes.ravel(), features):
             grid, mean, std = average_shape(trials, feature)
             true = truth(feature, grid)
@@ -202,14 +202,14 @@ def figure_simulation_shapes(
             ax.plot(grid, true - true.mean(), color="tab:blue", lw=1.5, label="actual")
             ax.plot(grid, mean - offset, color="black", ls="--", lw=1.2, label="learned")
             ax.fill_between(grid, mean - offset - std, mean - offset + std, color="0.6", alpha=0.35)
-            ax.set_title(feature, fontsize=8)
+            ax.set_title(plain_text(feature), fontsize=8)
             ax.tick_params(labelsize=6)
         for ax in axes.ravel()[len(features) :]:
             ax.axis("off")
         axes[0, 0].legend(fontsize=6, loc="best")
         fig.suptitle(
-            f"Learned vs actual marginal value functions, init={init} (N={setting['N']}, "
-            f"m={setting['m']}, gamma={setting['gamma']}, {len(trials)} trials)",
+            f"Learned vs actual marginal value functions, init={plain_text(init)} "
+            f"(N={setting['N']}, m={setting['m']}, gamma={setting['gamma']}, {len(trials)} trials)",
             fontsize=10,
         )
         fig.tight_layout()
@@ -252,14 +252,13 @@ def figure_skill_age(
     missing = [g for g in gammas if g not in {p[0] for p in panels}]
     if missing:
         notice(f"figure 4: no shapes for gamma {missing}; drawing the others")
-    fig, axes = plt.subplots(
-        1, len(panels), figsize=(2.8 * len(panels), 2.6), squeeze=False, sharey=True
-    )
+    fig = Figure(figsize=(2.8 * len(panels), 2.6))
+    axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)
     for ax, (gamma, (grid, mean, std), count) in zip(axes[0], panels):
         ax.plot(grid, mean, color="black", lw=1.5)
         ax.fill_between(grid, mean - std, mean + std, color="0.6", alpha=0.35)
         ax.set_title(f"gamma={gamma} ({count} trials)", fontsize=9)
-        ax.set_xlabel(feature, fontsize=8)
+        ax.set_xlabel(plain_text(feature), fontsize=8)
         ax.tick_params(labelsize=7)
     axes[0, 0].set_ylabel("contribution u(Age)", fontsize=8)
     fig.suptitle("Learned shape of Age in skill by PiLiD", fontsize=10)
@@ -323,14 +322,15 @@ def figure_interactions(
         return []
     chosen = [pair for pair, _, _ in panels]
     found = {pair: grids for pair, _, grids in panels}
-    fig, axes = plt.subplots(1, len(chosen), figsize=(4.2 * len(chosen), 3.4), squeeze=False)
+    fig = Figure(figsize=(4.2 * len(chosen), 3.4))
+    axes = fig.subplots(1, len(chosen), squeeze=False)
     for ax, (feat_a, feat_b) in zip(axes[0], chosen):
         xa, xb, values, count = average_grid(found[(feat_a, feat_b)])
-        title = f"{feat_a} x {feat_b} ({count} trials)"
+        title = f"{plain_text(feat_a)} x {plain_text(feat_b)} ({count} trials)"
         draw_joint_effect(
             ax, xa, xb, values, feat_a, feat_b, title, "interaction effect", "RdBu_r", 8, 8
         )
-    fig.suptitle(f"Interacting features in {dataset} learned by PiLiB", fontsize=10)
+    fig.suptitle(f"Interacting features in {plain_text(dataset)} learned by PiLiB", fontsize=10)
     fig.tight_layout()
     return save(fig, out_dir, "fig5_spambase_interactions")
 
@@ -360,10 +360,11 @@ def figure_paper_vs_ours(
         return []
     order = list(table_order or dict.fromkeys(cells["paper_table"]))
     labels = table_labels or {}
-    colours = {t: plt.get_cmap("tab10")(i % 10) for i, t in enumerate(order)}
+    colours = {t: matplotlib.colormaps["tab10"](i % 10) for i, t in enumerate(order)}
     metrics = [m for m in METRIC_LABELS if (cells["metric"] == m).any()]
     metrics += sorted(set(cells["metric"]) - set(metrics))
-    fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 5.0), squeeze=False)
+    fig = Figure(figsize=(5.2 * len(metrics), 5.0))
+    axes = fig.subplots(1, len(metrics), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
         part = cells[cells["metric"] == metric]
         values = np.concatenate([part["paper_mean"].to_numpy(), part["ours_mean"].to_numpy()])

@@ -13,7 +13,6 @@ same (both normalise to None).
 from __future__ import annotations
 
 import copy
-import itertools
 import math
 import os
 import re
@@ -25,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from pilid.errors import PilidError
+from pilid.experiments.grid import job_values, sweep_axes, sweep_params
 from pilid.experiments.store import RECORD_KEY, records_path
 
 #: The fields that identify a table cell; ``None`` means "not part of this setting".
@@ -43,6 +43,7 @@ TABLE_KINDS = {
     "sim_classification": "sim",
     "init_significance": "init",
     "real_data": "real",
+    "peers": "peers",  # Table 3+ (beyond the paper): Table 3's layout with fit seconds beside
     "skill_shapes": None,  # figure 4 only
 }
 
@@ -98,10 +99,17 @@ class ExperimentGrid:
     name: str
     trials: int
     settings: list[Setting]
+    from_records: bool = False  # no experiment config: the settings the records hold
 
     @property
     def kind(self) -> str | None:
-        return TABLE_KINDS.get(base_experiment(self.name))
+        """The table layout: the paper table's, or for an experiment without a config of its
+        own (``adhoc`` runs, a user's models and tables) Table 3's: rows = models, columns =
+        data sets."""
+        base = base_experiment(self.name)
+        if base in TABLE_KINDS:
+            return TABLE_KINDS[base]
+        return "real" if self.from_records else None
 
 
 # -- records --------------------------------------------------------------------------------------
@@ -255,23 +263,6 @@ def _setting_fields(cfg) -> dict:
     }
 
 
-def _sweep_axes(params, conf_dir: Path) -> list[tuple[str, list, bool]]:
-    """The sweeper's ``key: v1,v2,...`` entries as (key, [values], is_config_group)."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    parser = OverridesParser.create()
-    axes = []
-    for key, value in (params or {}).items():
-        override = parser.parse_override(f"{key}={value}")
-        if override.is_sweep_override():
-            values = list(override.sweep_iterator())
-        else:
-            values = [override.value()]
-        name = override.key_or_group
-        axes.append((str(key), values, (conf_dir / name).is_dir()))
-    return axes
-
-
 #: Grids already composed in this process, keyed by name, config dir and the config files' state.
 _GRID_CACHE: dict[tuple, ExperimentGrid] = {}
 
@@ -296,7 +287,7 @@ def experiment_grid(name: str, conf_dir: str | os.PathLike | None = None) -> Exp
 
 def compose_experiment_grid(name: str, conf_dir: str | os.PathLike | None = None) -> ExperimentGrid:
     """Expand ``conf/experiment/<name>.yaml``'s sweep (``hydra.sweeper.params``) into settings,
-    in the basic sweeper's order (the cartesian product of the axes).
+    in the basic sweeper's order (`pilid.experiments.grid`: the cartesian product of the axes).
 
     Each value of a config-group axis (``model=...``, ``+experiment/method=...``) is composed
     once and contributes the top-level subtrees it changes; a combination whose axes change the
@@ -326,19 +317,22 @@ def compose_experiment_grid(name: str, conf_dir: str | os.PathLike | None = None
         with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
             base = compose("config", overrides=base_overrides, return_hydra_config=True)
             trials = int(base.trials)
-            axes = _sweep_axes(base.hydra.sweeper.get("params"), conf_dir)
-            groups = [(key, values) for key, values, is_group in axes if is_group]
+            axes = sweep_axes(sweep_params(base))
+            is_group = [(conf_dir / axis.name).is_dir() for axis in axes]
+            groups = [axis for axis, group in zip(axes, is_group) if group]
             base_small = small(compose("config", overrides=base_overrides))
             changes = []  # per group axis: {value: {top-level key: subtree}}
-            for key, values in groups:
+            for group in groups:
                 axis = {}
-                for value in values:
-                    one = small(compose("config", overrides=[*base_overrides, f"{key}={value}"]))
+                for value in group.parsed:
+                    one = small(
+                        compose("config", overrides=[*base_overrides, f"{group.key}={value}"])
+                    )
                     keys = set(one) | set(base_small)
                     axis[value] = {k: one.get(k) for k in keys if one.get(k) != base_small.get(k)}
                 changes.append(axis)
             combined = {}
-            for combination in itertools.product(*(values for _, values in groups)):
+            for combination in job_values(groups):
                 parts = [axis[value] for axis, value in zip(changes, combination)]
                 touched = [set(part) for part in parts]
                 if sum(map(len, touched)) == len(set().union(*touched)):
@@ -346,18 +340,18 @@ def compose_experiment_grid(name: str, conf_dir: str | os.PathLike | None = None
                     for part in parts:
                         merged.update(part)
                 else:  # two axes change the same subtree: compose the combination itself
-                    overrides = [f"{k}={v}" for (k, _), v in zip(groups, combination)]
+                    overrides = [f"{g.key}={v}" for g, v in zip(groups, combination)]
                     merged = small(compose("config", overrides=[*base_overrides, *overrides]))
                 combined[combination] = {k: v for k, v in merged.items() if v is not None}
     finally:
         GlobalHydra.instance().clear()
     settings = []
-    for combination in itertools.product(*(values for _, values, _ in axes)):
-        chosen = tuple(v for (_, _, is_group), v in zip(axes, combination) if is_group)
+    for combination in job_values(axes):  # every job of the sweep, in the sweeper's order
+        chosen = tuple(v for group, v in zip(is_group, combination) if group)
         cfg = copy.deepcopy(combined[chosen])
-        for (key, _, is_group), value in zip(axes, combination):
-            if not is_group:
-                _set_dotted(cfg, key.lstrip("+~"), value)
+        for axis, group, value in zip(axes, is_group, combination):
+            if not group:
+                _set_dotted(cfg, axis.name, value)
         settings.append(Setting(**_setting_fields(cfg)))
     return ExperimentGrid(name=name, trials=trials, settings=list(dict.fromkeys(settings)))
 
@@ -373,7 +367,7 @@ def grid_from_records(name: str, frame: pd.DataFrame) -> ExperimentGrid:
             values[key] = _int_or_none(values[key])
         settings.append(Setting(**values))
     trials = int(rows["trial"].max()) + 1 if len(rows) else 1
-    return ExperimentGrid(name=name, trials=trials, settings=settings)
+    return ExperimentGrid(name=name, trials=trials, settings=settings, from_records=True)
 
 
 def grids_for_records(

@@ -5,13 +5,17 @@ Gaussian one and marks differences significant at 10% (``*``) and 5% (``**``). B
 with the same trial seeds (the same splits), so the test is a two-sided paired t-test on the
 per-seed differences: ``t = mean(d) / (std(d, ddof=1) / sqrt(n))`` with ``n - 1`` degrees of
 freedom (``scipy.stats.ttest_rel``).
+
+Only the units both arms have are compared (`shared_units`): an arm run on more seeds, or on more
+values of m, than the other is cut to the other's units first, so that the two means set side by
+side are means over the same (seed, m).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -35,7 +39,12 @@ def significance_marker(p: float, levels: Sequence[tuple[float, str]] = LEVELS) 
 
 @dataclass(frozen=True)
 class PairedTTest:
-    """Result of a paired t-test of arm A against arm B (differences ``d = a - b``)."""
+    """Result of a paired t-test of arm A against arm B (differences ``d = a - b``).
+
+    ``n``: the pairs (seeds); ``mean_a``/``mean_b``: the arms' means over them. From
+    `paired_by_seed` also ``units``, the (seed, block) units both arms have, and ``blocks``, the
+    distinct block values among them (e.g. how many values of m); None from `paired_ttest`.
+    """
 
     n: int
     mean_a: float
@@ -44,6 +53,8 @@ class PairedTTest:
     std_diff: float
     t: float
     p: float
+    units: int | None = None
+    blocks: int | None = None
 
     @property
     def marker(self) -> str:
@@ -85,6 +96,32 @@ def seed_means(records: pd.DataFrame, block: Sequence[str] = ("m",), value: str 
     return records.groupby("seed", sort=True)[value].mean()
 
 
+def _unit_keys(a: pd.DataFrame, b: pd.DataFrame, block: Sequence[str]) -> list[str]:
+    return ["seed", *[k for k in block if k in a.columns and k in b.columns]]
+
+
+def shared_units(
+    a: pd.DataFrame,
+    b: pd.DataFrame,
+    block: Sequence[str] = ("m",),
+    value: str = "value",
+) -> pd.DataFrame:
+    """The (seed, block...) units both arms have, one row each: the unit's keys with
+    ``<value>_a`` and ``<value>_b``. A unit whose value is NaN in either arm is left out (e.g. a
+    measure not recoverable for that trial). Raises ``PilidError`` when an arm has several
+    records of one unit."""
+    keys = _unit_keys(a, b, block)
+    for name, arm in (("a", a), ("b", b)):
+        if arm.duplicated(subset=keys).any():
+            raise PilidError(
+                f"arm {name} has several records for one ({', '.join(keys)}); "
+                "keep one record per trial (load_results keeps the newest)"
+            )
+    pairs = a[[*keys, value]].merge(b[[*keys, value]], on=keys, suffixes=("_a", "_b"))
+    finite = pairs[[f"{value}_a", f"{value}_b"]].notna().all(axis=1)
+    return pairs[finite.to_numpy(dtype=bool)].reset_index(drop=True)
+
+
 def paired_by_seed(
     a: pd.DataFrame,
     b: pd.DataFrame,
@@ -94,16 +131,13 @@ def paired_by_seed(
     """Paired t-test of two arms' records, paired by trial ``seed``.
 
     ``a`` and ``b`` hold one row per (seed, block...) with a ``value``. Only (seed, block) units
-    present in both arms are used; within a seed the units are averaged over ``block`` (Table 2
-    averages over m), so each seed is one pair.
+    present in both arms (`shared_units`) are used; within a seed the units are averaged over
+    ``block`` (Table 2 averages over m), so each seed is one pair, and ``mean_a``/``mean_b`` are
+    the two arms' means over the same units.
     """
-    keys = ["seed", *[k for k in block if k in a.columns and k in b.columns]]
-    for name, arm in (("a", a), ("b", b)):
-        if arm.duplicated(subset=keys).any():
-            raise PilidError(
-                f"arm {name} has several records for one ({', '.join(keys)}); "
-                "keep one record per trial (load_results keeps the newest)"
-            )
-    pairs = a[[*keys, value]].merge(b[[*keys, value]], on=keys, suffixes=("_a", "_b"))
+    keys = _unit_keys(a, b, block)
+    pairs = shared_units(a, b, block, value)
     per_seed = pairs.groupby("seed", sort=True)[[f"{value}_a", f"{value}_b"]].mean()
-    return paired_ttest(per_seed[f"{value}_a"].to_numpy(), per_seed[f"{value}_b"].to_numpy())
+    test = paired_ttest(per_seed[f"{value}_a"].to_numpy(), per_seed[f"{value}_b"].to_numpy())
+    blocks = len(pairs[keys[1:]].drop_duplicates()) if len(keys) > 1 else int(len(pairs) > 0)
+    return replace(test, units=len(pairs), blocks=blocks)

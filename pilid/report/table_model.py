@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pilid.atomic import replacing, write_text
 from pilid.report.labels import latex_escape, latex_label
 from pilid.report.paper import PAPER_TABLES
 
@@ -33,10 +34,12 @@ class Header:
 
     @classmethod
     def plain(cls, text) -> Header:
+        """A header of plain text (escaped for LaTeX)."""
         return cls(latex_escape(str(text)), str(text))
 
     @classmethod
     def model(cls, label: str) -> Header:
+        """A model's row label (LaTeX-safe)."""
         return cls(latex_label(label), label)
 
 
@@ -69,6 +72,7 @@ class Cell:
 
     @property
     def missing(self) -> bool:
+        """No trial (or no finite mean)."""
         return self.n == 0 or not math.isfinite(self.mean)
 
     @property
@@ -88,6 +92,7 @@ class Cell:
         return text
 
     def latex(self) -> str:
+        """The cell in LaTeX: mean ± std, bold, stars, a dagger and counts when short."""
         if self.missing:
             return "--"
         text = self._number(r" $\pm$ ")
@@ -101,6 +106,7 @@ class Cell:
         return text
 
     def markdown(self) -> str:
+        """The cell in Markdown, marked as in `latex`."""
         if self.missing:
             return "--"
         text = self._number(" ± ")
@@ -149,12 +155,14 @@ class Table:
     records: pd.DataFrame | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
+        """Forget the paper table when no cell has a paper value (e.g. a smoke run)."""
         has_paper = any(math.isfinite(c.paper_mean) for row in self.cells for c in row)
         if not has_paper:  # e.g. a smoke run: no cell of the paper's table matches
             self.paper_table = None
 
     @property
     def n_columns(self) -> int:
+        """Columns including the row labels."""
         return 1 + len(self.columns)
 
     def _any(self, predicate) -> bool:
@@ -183,6 +191,7 @@ class Table:
         return notes
 
     def caption(self, tex: bool = True) -> str:
+        """The title and the notes (LaTeX when ``tex``, else Markdown)."""
         title = self.title_tex if tex else self.title_md
         return " ".join([title, *self._notes(tex)])
 
@@ -281,24 +290,27 @@ class Table:
 def write_tables(tables: list[Table], out_dir: str | os.PathLike) -> list[Path]:
     """Write ``<name>.tex`` and ``<name>.md`` per table, ``tables.md`` (all Markdown),
     ``tables.tex`` (a standalone document inputting every table) and, where the paper has the
-    table, ``paper_vs_ours.csv`` / ``paper_vs_ours.md``. Returns the written paths."""
+    table, ``paper_vs_ours.csv`` / ``paper_vs_ours.md``. Returns the written paths.
+
+    Each file is replaced atomically (`pilid.atomic`): a report killed while it writes leaves
+    every file whole, old or new."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for table in tables:
         for suffix, text in ((".tex", table.to_latex()), (".md", table.to_markdown())):
             path = out / f"{table.name}{suffix}"
-            path.write_text(text, encoding="utf-8")
+            write_text(path, text)
             written.append(path)
     index = out / "tables.md"
-    index.write_text("\n".join(t.to_markdown() for t in tables), encoding="utf-8")
+    write_text(index, "\n".join(t.to_markdown() for t in tables))
     document = out / "tables.tex"
     body = "\n".join(rf"\input{{{t.name}.tex}}" for t in tables)
-    document.write_text(
+    write_text(
+        document,
         "% Standalone preview of every table: pdflatex tables.tex\n"
         "\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[margin=1cm,landscape]"
         "{geometry}\n\\begin{document}\n" + body + "\n\\end{document}\n",
-        encoding="utf-8",
     )
     written += [index, document]
     compared = [t for t in tables if t.paper_table]
@@ -306,10 +318,11 @@ def write_tables(tables: list[Table], out_dir: str | os.PathLike) -> list[Path]:
         frames = [t.comparison() for t in compared]
         frames = [f for f in frames if not f.empty]
         csv = out / "paper_vs_ours.csv"
-        (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()).to_csv(
-            csv, index=False
-        )
+        with replacing(csv) as temporary:
+            (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()).to_csv(
+                temporary, index=False
+            )
         md = out / "paper_vs_ours.md"
-        md.write_text("\n".join(t.comparison_markdown() for t in compared), encoding="utf-8")
+        write_text(md, "\n".join(t.comparison_markdown() for t in compared))
         written += [csv, md]
     return written

@@ -190,7 +190,9 @@ def pair_table(
         columns=[Header.plain(init_names.get(i, i)) for _ in gammas for i in inits],
         rows=[Header.plain(N) for N in Ns],
         cells=cells,
-        trials_note=f"{_trials(grid.trials)} per cell, each averaged over the {n_m} values of m",
+        trials_note=f"{_trials(grid.trials)} per cell, each trial averaged over the values of m it "
+        f"has ({n_m} in a full cell; a reduced cell has fewer trials or fewer values of m); the "
+        "paired test uses the (seed, m) both initialisations have",
         best_rule=f"The better initialisation of each pair ({'lower' if lower else 'higher'} "
         f"{METRIC_NAMES.get(metric, metric)})",
         groups=[(Header(rf"$\gamma_j={g}$", f"γ={g}"), len(inits)) for g in gammas],
@@ -233,10 +235,13 @@ def fidelity_table(fidelity: pd.DataFrame, grid: ExperimentGrid) -> Table:
         grid,
         name=f"{grid.name}_shape_fidelity",
         title_tex=r"Shape fidelity: $R^2$ of the learned against the true marginal value "
-        r"functions (both centred; mean over features) of \textit{PiLiD} by initialisation "
+        r"functions (both centred; plain mean over features, which near-flat true shapes "
+        r"dominate: REPRODUCTION.md gives the variance-weighted $R^2$) of \textit{PiLiD} by "
+        r"initialisation "
         f"(experiment \\texttt{{{latex_escape(grid.name)}}}).",
         title_md="Shape fidelity: R² of the learned against the true marginal value functions "
-        f"(both centred; mean over features) of PiLiD by initialisation (experiment "
+        "(both centred; plain mean over features, which near-flat true shapes dominate: "
+        "REPRODUCTION.md gives the variance-weighted R²) of PiLiD by initialisation (experiment "
         f"`{grid.name}`).",
         metric="r2",
     )
@@ -286,12 +291,21 @@ def real_table(
         for d in datasets
     ]
     paper_table = "tab-predictive" if set(datasets) & set(DATASET_ORDER) else None
+    if grid.from_records:  # not a paper table: the models and data sets the records hold
+        title_tex = f"Predictive performance (experiment \\texttt{{{latex_escape(grid.name)}}})."
+        title_md = f"Predictive performance (experiment `{grid.name}`)."
+    else:
+        title_tex = (
+            r"Predictive performance of \textit{PiLiD} and \textit{PiLiB} on real data "
+            f"(experiment \\texttt{{{latex_escape(grid.name)}}})."
+        )
+        title_md = (
+            f"Predictive performance of PiLiD and PiLiB on real data (experiment `{grid.name}`)."
+        )
     return Table(
         name=grid.name,
-        title_tex=r"Predictive performance of \textit{PiLiD} and \textit{PiLiB} on real data "
-        f"(experiment \\texttt{{{latex_escape(grid.name)}}}).",
-        title_md=f"Predictive performance of PiLiD and PiLiB on real data (experiment "
-        f"`{grid.name}`).",
+        title_tex=title_tex,
+        title_md=title_md,
         corner=Header("", ""),
         columns=columns,
         rows=[Header.model(model_label(m, g, with_gamma=m in repeated)) for m, g in row_keys],
@@ -301,6 +315,62 @@ def real_table(
         paper_table=paper_table,
         row_keys=row_keys,
         column_keys=datasets,
+        trials=grid.trials,
+        records=selected,
+    )
+
+
+def peers_table(selected: pd.DataFrame, grid: ExperimentGrid) -> Table:
+    """Table 3+ (today's peers, beyond the paper): rows = models, and per data set two columns: the
+    metric (mean ± std over trials, best bold) and the fit seconds per trial (mean ± std)."""
+    settings = grid.settings
+    datasets = sorted(
+        {s.dataset for s in settings},
+        key=lambda d: (DATASET_ORDER.index(d) if d in DATASET_ORDER else len(DATASET_ORDER), d),
+    )
+    row_keys = sorted({(s.model, s.gamma) for s in settings}, key=lambda k: _row_sort_key(*k))
+    metrics = {}
+    for dataset in datasets:
+        index = [i for i, s in enumerate(settings) if s.dataset == dataset]
+        metrics[dataset] = _metric(_values(selected, index), None, "auc")
+    cells = []
+    for model, gamma in row_keys:
+        row = []
+        for dataset in datasets:
+            index = [
+                i
+                for i, s in enumerate(settings)
+                if (s.model, s.gamma, s.dataset) == (model, gamma, dataset)
+            ]
+            values = _values(selected, index)
+            row.append(Cell.of(values["value"], grid.trials))
+            seconds = values["fit_seconds"] if "fit_seconds" in values else []
+            row.append(Cell.of(seconds, grid.trials, n=len(values)))
+        cells.append(row)
+    columns = list(zip(*cells))
+    for position, dataset in enumerate(datasets):
+        mark_best(list(columns[2 * position]), LOWER_IS_BETTER.get(metrics[dataset], True))
+    headers = []
+    for dataset in datasets:
+        label = DATASET_LABELS.get(dataset, dataset)
+        headers.append(Header.plain(f"{label} ({METRIC_NAMES.get(metrics[dataset])})"))
+        headers.append(Header.plain(f"{label} fit s"))
+    return Table(
+        name=grid.name,
+        title_tex=r"Table 3+: \textit{PiLiD} beside today's interpretable models and LightGBM on "
+        f"Table 3's data and splits (experiment \\texttt{{{latex_escape(grid.name)}}}; beyond "
+        "the paper). Fit seconds per trial on the machine of the records.",
+        title_md="Table 3+: PiLiD beside today's interpretable models and LightGBM on Table 3's "
+        f"data and splits (experiment `{grid.name}`; beyond the paper). Fit seconds per trial on "
+        "the machine of the records.",
+        corner=Header("", ""),
+        columns=headers,
+        rows=[Header.model(model_label(m, g)) for m, g in row_keys],
+        cells=cells,
+        trials_note=f"{_trials(grid.trials)} per cell",
+        best_rule="Best accuracy per data set (lowest MSE, highest AUC)",
+        row_keys=row_keys,
+        column_keys=[(d, part) for d in datasets for part in ("metric", "fit_seconds")],
         trials=grid.trials,
         records=selected,
     )
@@ -316,10 +386,26 @@ def build_tables(
 ) -> list[Table]:
     """Every table the records and experiment grids allow.
 
-    ``records``: normalised records (``pilid.report.records.load_records``); ``root``: the results
-    directory whose ``artifacts/`` feed the shape-fidelity table (skipped when None or when no
-    shapes are stored); ``evaluator``: ``data dict -> (feature, grid) -> true values`` for it
-    (default: regenerate the synthetic data set).
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Normalised records (`pilid.report.records.load_records`).
+    grids : list of ExperimentGrid
+        The settings of each experiment (`pilid.report.records.grids_for_records`).
+    root : path or None, default=None
+        The results directory whose ``artifacts/`` feed the shape-fidelity table (skipped when
+        None or when no shapes are stored).
+    fidelity : bool, default=True
+        Build the shape-fidelity table.
+    evaluator : callable or None, default=None
+        ``data dict -> (feature, grid) -> true values`` for it (default: regenerate the
+        synthetic data set).
+
+    Returns
+    -------
+    list of Table
+        One per experiment with a table layout (a simulation experiment: one per N; an
+        initialisation experiment: its shape-fidelity table after it).
     """
     paper = paper_results()
     tables: list[Table] = []
@@ -334,6 +420,8 @@ def build_tables(
             tables += sim_tables(selected, grid, paper)
         elif kind == "real":
             tables.append(real_table(selected, grid, paper))
+        elif kind == "peers":
+            tables.append(peers_table(selected, grid))
         elif kind == "init":
             tables.append(init_table(selected, grid, paper))
             if fidelity and root is not None:

@@ -10,6 +10,7 @@ runs step 3 and every trial's slice is copied back into its estimator as a T=1 m
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,12 +18,16 @@ import numpy as np
 import torch
 
 from pilid.device import resolve_device
-from pilid.errors import PilidError
+from pilid.errors import PilidError, TrainingDivergedError
 from pilid.nn.additive import AdditiveEnsemble, lstsq_init
 from pilid.nn.ensemble import PiLiDEnsemble
 from pilid.nn.piecewise import Knots, compact_layout, phi_compact, phi_dense
 from pilid.streams import STREAM_ADDITIVE, trial_generator
-from pilid.train.trainer import EnsembleData, Phase, TrainConfig, train_ensemble
+from pilid.train.divergence import divergence_reasons, lr_advice
+from pilid.train.trainer import EnsembleData, Phase, TrainConfig, evaluate_loss, train_ensemble
+
+#: What `fit_batched` does with a trial whose training diverged (`pilid.train.divergence`).
+ON_DIVERGENCE = ("raise", "flag")
 
 
 @dataclass
@@ -224,10 +229,13 @@ def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
     model = PiLiDEnsemble(additive, deep, T).to(device)
     cfg = est0._train_config(T)
     result = train_ensemble(model, data, est0._phases(), cfg, seeds)
+    # Read-only: the trained model's loss on its training rows (eval mode, no random draws).
+    final = evaluate_loss(model, data.x, data.phi, data.y, est0._task)
+    diverged = divergence_reasons(final, data.y, result.train_loss, result.n_epochs, est0._task)
     if getattr(est0, "purify", False) and additive is not None and deep is not None:
         model.purify_(data.x, data.phi)
     for t, (est, prep) in enumerate(zip(ests, preps)):
-        est.module_ = _unstack(est, model, t, prep)
+        est.diverged_ = diverged[t]
         ne = int(result.n_epochs[t])  # the ensemble may run on after this trial finished
         est.history_ = {
             "train_loss": result.train_loss[:ne, t].tolist(),
@@ -238,13 +246,31 @@ def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
         est.n_epochs_ = int(result.n_epochs[t])
         est.best_epoch_ = int(result.best_epoch[t])
         est.device_ = str(device)
+        if diverged[t] is not None:
+            continue  # no model to keep: `diverged_` says why, `history_` shows the losses
+        est.module_ = _unstack(est, model, t, prep)
         est._finalize(prep)
         est._after_fit()
 
 
+def _prepare_all(ests, Xs, ys) -> list[Prepared]:
+    """Every trial's `Trainable._prepare`; a warning several trials give alike (the same text,
+    e.g. a gamma too large for the rows) is shown once for the batch, not once per trial."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        preps = [est._prepare(X, y) for est, X, y in zip(ests, Xs, ys)]
+    seen = set()
+    for w in caught:
+        key = (w.category, str(w.message))
+        if key not in seen:
+            seen.add(key)
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return preps
+
+
 def _fit_local(ests, Xs, ys) -> list:
     device = resolve_device(ests[0].device)
-    preps = [est._prepare(X, y) for est, X, y in zip(ests, Xs, ys)]
+    preps = _prepare_all(ests, Xs, ys)
     m = {p.X.shape[1] for p in preps}
     if len(m) > 1:
         raise PilidError(
@@ -286,7 +312,7 @@ def _same_params(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(_canonical(a[k]) == _canonical(b[k]) for k in a)
 
 
-def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1) -> list:
+def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1, on_divergence: str = "raise") -> list:
     """Fit T estimators of one class and hyper-parameters (`random_state` may differ), each on
     its own (X, y), as one ensemble with a leading trial dimension; returns them, fitted in place.
 
@@ -296,7 +322,34 @@ def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1) -> list:
     `pilid.parallel`, they work from a script without a ``__main__`` guard and from a notebook).
     Hyper-parameters are compared by content, so ``hidden_layers=(16, 8)`` and ``[16, 8]`` are
     the same setting.
+
+    A trial whose training diverged (`pilid.train.divergence`: a NaN/inf training loss, or a
+    training loss more than 10 times a constant prediction's) keeps no model: its ``diverged_``
+    says why (None for the others) and ``history_`` holds its losses. ``on_divergence="raise"``
+    (default) then raises `pilid.errors.TrainingDivergedError` (one line naming the trials and
+    the ``lr`` to try) once every trial has trained; ``"flag"`` returns the estimators as they
+    are, the other trials fitted as usual (the runner records those and reports the others).
+
+    Parameters
+    ----------
+    estimators : list of estimators
+        T unfitted `Trainable` estimators of one class and hyper-parameters.
+    Xs, ys : list of array-like
+        Each trial's training data.
+    n_jobs : int or None, default=1
+        Worker processes (CPU); None or 1: in this process.
+    on_divergence : {"raise", "flag"}, default="raise"
+        What a diverged trial does.
+
+    Returns
+    -------
+    list of estimators
+        ``estimators``, fitted in place.
     """
+    if on_divergence not in ON_DIVERGENCE:
+        raise PilidError(
+            f"on_divergence={on_divergence!r} is unknown; use one of {', '.join(ON_DIVERGENCE)}"
+        )
     estimators = list(estimators)
     Xs, ys = list(Xs), list(ys)
     if not estimators:
@@ -319,7 +372,37 @@ def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1) -> list:
             )
     n_jobs = 1 if n_jobs is None else int(n_jobs)
     if n_jobs <= 1 or len(estimators) == 1:
-        return _fit_local(estimators, Xs, ys)
+        _fit_local(estimators, Xs, ys)
+    else:
+        _fit_in_workers(estimators, Xs, ys, n_jobs)
+    if on_divergence == "raise":
+        _raise_if_diverged(estimators)
+    return estimators
+
+
+def _raise_if_diverged(estimators) -> None:
+    """`TrainingDivergedError` on one line when some trial's training diverged."""
+    bad = [t for t, est in enumerate(estimators) if getattr(est, "diverged_", None)]
+    if not bad:
+        return
+    est = estimators[bad[0]]
+    name = type(est).__name__
+    if len(estimators) == 1:
+        where = f"({est.diverged_})"
+    else:
+        noun = "trial" if len(bad) == 1 else "trials"
+        listed = ", ".join(str(t) for t in bad)
+        where = f"in {noun} {listed} of {len(estimators)} (trial {bad[0]}: {est.diverged_})"
+    error = TrainingDivergedError(
+        f"{name}: training diverged {where}; {lr_advice(getattr(est, 'lr', None))}"
+    )
+    error.reason = est.diverged_  # the clause alone, for callers that word their own line
+    raise error
+
+
+def _fit_in_workers(estimators, Xs, ys, n_jobs: int) -> None:
+    """`fit_batched` over ``n_jobs`` one-thread loky workers, each fitting a share of the trials;
+    every estimator takes its fitted copy's state."""
     from joblib import Parallel, delayed
 
     chunks = [c for c in np.array_split(np.arange(len(estimators)), n_jobs) if len(c)]
@@ -331,5 +414,5 @@ def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1) -> list:
         delayed(_fit_chunk)(job) for job in jobs
     ):
         for i, f in zip(chunks[k], fitted):
+            estimators[i].__dict__.clear()  # no attribute of an earlier fit survives
             estimators[i].__dict__.update(f.__dict__)
-    return estimators

@@ -71,6 +71,8 @@ class EnsembleData:
 
 @dataclass
 class TrainConfig:
+    """The training settings of one ensemble: task, optimizer, penalty, progress."""
+
     task: str
     lr: float = 0.005
     optimizer: str = "adam"
