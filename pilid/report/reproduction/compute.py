@@ -19,14 +19,11 @@ BRIDGE_SECONDS = 120.0
 
 
 def duration(seconds: float) -> str:
-    """``45 s``, ``12.5 min`` or ``3.2 h`` (``--`` for NaN or infinity)."""
-    if not math.isfinite(seconds):
-        return "--"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:.1f} h"
+    """``45 s``, ``12.5 min`` or ``3.2 h`` as the dry run writes them
+    (``pilid.experiments.planning.format_duration``); ``--`` for NaN or infinity."""
+    from pilid.experiments.planning import format_duration
+
+    return format_duration(seconds) if math.isfinite(seconds) else "--"
 
 
 def _layout_text(layout) -> str:
