@@ -4,6 +4,7 @@ independent fit gives; bad model and table configs stop in one line before train
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -248,4 +249,11 @@ def test_bad_tables_fail_in_one_line(tmp_path):
     message = _table(tmp_path, path=str(tmp_path / "t.csv"))
     assert "40 distinct float values" in message and "data.task=regression" in message
     assert "data.task" in _table(tmp_path, path=str(tmp_path / "t.csv"), task="ranking")
+    wrong = _table(tmp_path, path=str(tmp_path / "t.csv"), task="regression", sha256="ab" * 32)
+    assert "fails its sha256 check" in wrong and "data.sha256=" in wrong
+    digest = hashlib.sha256((tmp_path / "t.csv").read_bytes()).hexdigest()
+    checked = load_dataset(
+        "table", path=str(tmp_path / "t.csv"), target="y", task="regression", sha256=digest
+    )
+    assert checked.info["sha256"] == digest
     _one_line(["data=table", "data.path=t.csv"], "data=table needs task, target")

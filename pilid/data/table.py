@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from pilid.data.dataset import Dataset
-from pilid.data.files import verify_file
+from pilid.data.files import file_sha256
 from pilid.errors import DataFileError, PilidError
 from pilid.tasks import TASK_METRIC, TASKS
 
@@ -144,8 +144,14 @@ def load_table(
     file = Path(str(path)).expanduser()
     info: dict = {"file": str(file), "rows_raw": len(frame)}
     if sha256:
-        verify_file(file, str(sha256))
-        info["sha256"] = str(sha256)
+        actual = file_sha256(file)
+        if actual != str(sha256).lower():
+            raise DataFileError(
+                f"data.path={path} fails its sha256 check (data.sha256 starts {str(sha256)[:12]}, "
+                f"the file's is {actual[:12]}...): point data.path at the right file, or give "
+                f"data.sha256={actual}"
+            )
+        info["sha256"] = actual
     columns = [str(c) for c in frame.columns]
     frame.columns = columns
     for key, names in (("target", [target]), ("drop", drop), ("categorical", categorical)):
