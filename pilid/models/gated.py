@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from pilid.errors import PilidError
 from pilid.models import bagging, plotting
+from pilid.models.explanation import ExplainMixin
 from pilid.models.neural import BAG_CONSTRAINTS, BLOCK_LAYERS, NeuralEstimator
 from pilid.models.params import Number, Whole
 from pilid.nn.blocks import GatedBlocks
@@ -142,8 +143,9 @@ BLOCK_ATTRIBUTES_DOC = """
 """
 
 
-class BlockModel(NeuralEstimator):
-    """Shared machinery of PiLiB and NIT: gated blocks, the two phases, interaction summaries."""
+class BlockModel(ExplainMixin, NeuralEstimator):
+    """Shared machinery of PiLiB and NIT: gated blocks, the two phases, interaction summaries;
+    `explain` / `plot_explanation` of single predictions (`pilid.models.explanation`)."""
 
     _parameter_constraints = {
         **NeuralEstimator._parameter_constraints,

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from pilid.device import resolve_device
 from pilid.models import bagging, plotting
+from pilid.models.explanation import ExplainMixin
 from pilid.models.inputs import InputMixin
 from pilid.models.outputs import LogitClassifierMixin
 from pilid.models.params import Choice, Number, Satisfies, Whole, validate_params
@@ -340,9 +341,12 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         ``intercept_ + contributions.sum(1) + deep`` equal to the raw output
         (`predict` for regression, `decision_function` for classification).
         """
-        X = self._check_fitted_X(X)
+        return self._decompose(self._check_fitted_X(X))
+
+    def _decompose(self, X: np.ndarray) -> tuple[float, np.ndarray | None, np.ndarray | None]:
+        """`decompose` of validated X (a bag's members get X as it is, not re-validated)."""
         if self._bagged():  # each term the mean of the members' (Eq. 9 stays exact)
-            parts = [m.decompose(X) for m in self.estimators_]
+            parts = [m._decompose(X) for m in self.estimators_]
             contrib = None if parts[0][1] is None else np.mean([p[1] for p in parts], axis=0)
             deep = None if parts[0][2] is None else np.mean([p[2] for p in parts], axis=0)
             return self.intercept_, contrib, deep
@@ -381,8 +385,10 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         return tags
 
 
-class ShapeMixin:
-    """Interpretation API of the additive component (Definition 3: u_j per feature)."""
+class ShapeMixin(ExplainMixin):
+    """Interpretation API of the additive component (Definition 3: u_j per feature), and the
+    explanation of single predictions (`pilid.models.explanation`: `explain`,
+    `plot_explanation`)."""
 
     def feature_contributions(self, X) -> np.ndarray:
         """u_j(x_ij) (n, m) in output units, each column centred to mean 0 on the training

@@ -357,6 +357,15 @@ class PiLiDCVBase(BaseEstimator):
         """`best_estimator_.shape_functions`: tidy DataFrame (`feature`, `x`, `value`)."""
         return self._fitted().shape_functions()
 
+    def explain(self, X):
+        """`best_estimator_.explain`: per row, the feature contributions, the deep part and the
+        intercept, summing to the prediction (regression) or the logit (classification)."""
+        return self._fitted().explain(X)
+
+    def plot_explanation(self, X, row: int = 0, ax=None, max_features: int = 10):
+        """`best_estimator_.plot_explanation`: the waterfall of one row's explanation."""
+        return self._fitted().plot_explanation(X, row=row, ax=ax, max_features=max_features)
+
     def plot_shapes(self, features=None, ax=None, ncols: int = 4):
         """`best_estimator_.plot_shapes`: one panel per feature's u_j; returns the axes."""
         return self._fitted().plot_shapes(features=features, ax=ax, ncols=ncols)

@@ -1,0 +1,266 @@
+"""The explanation of single predictions: a table of additive parts and its waterfall plot.
+
+Eq. (9) of Guo et al., IJCAI 2020 writes the raw output of PiLiD (and PiLiB) as a sum:
+``intercept_ + sum_j u_j(x_j) + deep part``. `explain` lays that sum out per row: one column per
+feature (u_j, centred on the training rows as `feature_contributions` is), a column ``deep``
+(the MLP, or PiLiB's / NIT's gated blocks: the interactions) and a column ``intercept``, in the
+output's units: the target's for a regressor (the standardisation of the target undone), the
+logit for a classifier. The columns of a row sum to `predict` (regression) or
+`decision_function` (classification) up to float32 rounding of the network (about 1e-7 of the
+output's size). A bag (``n_bags`` > 1, `pilid.models.bagging`) averages its members' parts,
+which again sum to its output. NIT has no additive component: its table has ``deep`` and
+``intercept`` only.
+
+`ExplanationDisplay` draws one row as a waterfall, as scikit-learn's Display objects do
+(``ExplanationDisplay.from_estimator(est, X, row=0)``): it is kept apart from the estimators,
+which only delegate to it (`ExplainMixin`). It draws on the given axes, or on a new
+`matplotlib.figure.Figure` (pyplot's state and backend are left alone). Feature names are drawn
+literally (`pilid.models.plotting.plain_text`: a ``$`` is a dollar sign).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import pandas as pd
+from sklearn.base import is_classifier
+
+from pilid.errors import PilidError
+from pilid.models.plotting import plain_text
+
+__all__ = ["DEEP", "INTERCEPT", "ExplainMixin", "ExplanationDisplay", "explain"]
+
+#: The column of `explain` holding the deep (interaction) part of Eq. (9).
+DEEP = "deep"
+#: The column of `explain` holding the constant of the raw output.
+INTERCEPT = "intercept"
+#: Bar colours of the waterfall: contributions raising / lowering the output, the rest.
+UP, DOWN, NEUTRAL = "#d62728", "#1f77b4", "0.6"
+
+
+def explain(estimator, X) -> pd.DataFrame:
+    """The additive parts of a fitted estimator's raw output, one row per sample of `X`.
+
+    Parameters
+    ----------
+    estimator : fitted PiLiD, PiLiB or NIT estimator
+        Anything with ``decompose(X)`` (`pilid.models.neural.NeuralEstimator.decompose`).
+    X : array-like or DataFrame of shape (n_samples, n_features)
+        The samples, as the estimator's `predict` takes them.
+
+    Returns
+    -------
+    pandas.DataFrame of shape (n_samples, n_features + 2)
+        One column per feature (its contribution u_j, named as in ``feature_names_in_``, or
+        ``x0``, ``x1``, ... for arrays; none for NIT), then `DEEP` (0 for a model without a
+        deep part) and `INTERCEPT`. Each row sums to the raw output: `predict` for a
+        regressor, `decision_function` (the logit) for a classifier. The index is `X`'s
+        when `X` is a DataFrame.
+    """
+    intercept, contrib, deep = estimator.decompose(X)
+    names = estimator._feature_names() if contrib is not None else []
+    for special in (DEEP, INTERCEPT):
+        if special in names:
+            raise PilidError(
+                f"feature {special!r} has the name of explain's {special!r} column; rename "
+                f"that column of X (e.g. X.rename(columns={{{special!r}: {special + '_'!r}}}))"
+            )
+    n = (contrib if contrib is not None else deep).shape[0]
+    columns = {name: contrib[:, j] for j, name in enumerate(names)}
+    columns[DEEP] = np.zeros(n) if deep is None else deep
+    columns[INTERCEPT] = np.full(n, float(intercept))
+    index = X.index if isinstance(X, pd.DataFrame) else None
+    return pd.DataFrame(columns, index=index)
+
+
+def _row(X, row) -> tuple:
+    """Row `row` (a position) of `X` as a one-row input and its raw values per column."""
+    if not isinstance(row, numbers.Integral) or isinstance(row, bool):
+        raise PilidError(f"row={row!r} is not a row position; pass an integer, e.g. row=0")
+    if isinstance(X, pd.DataFrame):
+        n = len(X)
+        if not -n <= row < n:
+            raise PilidError(f"row={row} is out of range for X of {n} rows; pass 0 <= row < {n}")
+        one = X.iloc[[int(row)]]
+        return one, list(one.iloc[0])
+    arr = np.asarray(X)
+    if arr.ndim == 1:  # one sample given as a flat vector
+        arr = arr[None]
+    n = arr.shape[0]
+    if not -n <= row < n:
+        raise PilidError(f"row={row} is out of range for X of {n} rows; pass 0 <= row < {n}")
+    one = arr[[int(row)]]
+    return one, list(one[0])
+
+
+def _value_text(value) -> str:
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return f"{float(value):.4g}"
+    return str(value)
+
+
+class ExplanationDisplay:
+    """Waterfall plot of one prediction's additive parts (a row of `explain`).
+
+    From the intercept, each shown feature's contribution (the largest in absolute value
+    first), the rest of the features summed in one bar, and the deep part are stacked end to
+    end; a dashed line marks where they end, the raw output. Build it with `from_estimator`
+    (or `ExplainMixin.plot_explanation`), or from a row of `explain` and `plot`.
+
+    Parameters
+    ----------
+    explanation : pandas.Series
+        One row of `explain`: the features' contributions, then `DEEP` and `INTERCEPT`.
+    feature_values : sequence or None, default=None
+        The row's value of each feature (drawn as ``name = value``); None: names alone.
+    output_name : str, default="prediction"
+        What the sum is called in the title (e.g. ``"logit"``).
+
+    Attributes
+    ----------
+    ax_ : matplotlib.axes.Axes
+        The axes drawn on (after `plot`).
+    figure_ : matplotlib.figure.Figure
+        Their figure.
+    bars_ : matplotlib.container.BarContainer
+        The bars, top to bottom: intercept, shown features, the rest (if any), deep part.
+    labels_ : list of str
+        Their labels as drawn (``$`` escaped).
+    """
+
+    def __init__(self, explanation: pd.Series, feature_values=None, output_name="prediction"):
+        self.explanation = explanation
+        self.feature_values = feature_values
+        self.output_name = output_name
+
+    @classmethod
+    def from_estimator(cls, estimator, X, row: int = 0, ax=None, max_features: int = 10):
+        """Explain row `row` of `X` by a fitted estimator and draw its waterfall.
+
+        Parameters
+        ----------
+        estimator : fitted PiLiD, PiLiB or NIT estimator
+            The model whose prediction is explained (`explain`).
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The samples; only row `row` is explained.
+        row : int, default=0
+            The row's position in `X`.
+        ax : matplotlib.axes.Axes or None, default=None
+            Where to draw; None: a new `matplotlib.figure.Figure`.
+        max_features : int, default=10
+            The features drawn one by one (the largest contributions); the rest share a bar.
+
+        Returns
+        -------
+        ExplanationDisplay
+            The display, drawn (`ax_`, `figure_`, `bars_`).
+        """
+        one, values = _row(X, row)
+        table = explain(estimator, one)
+        features = [c for c in table.columns if c not in (DEEP, INTERCEPT)]
+        shown = dict(zip(features, values)) if features else None
+        output = "logit" if is_classifier(estimator) else "prediction"
+        display = cls(table.iloc[0], shown, output_name=output)
+        return display.plot(ax=ax, max_features=max_features)
+
+    def plot(self, ax=None, max_features: int = 10):
+        """Draw the waterfall on `ax` (None: a new figure); returns self.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes or None, default=None
+            Where to draw; None: a new `matplotlib.figure.Figure`.
+        max_features : int, default=10
+            The features drawn one by one (the largest contributions); the rest share a bar.
+
+        Returns
+        -------
+        ExplanationDisplay
+            self, with `ax_`, `figure_`, `bars_` and `labels_` set.
+        """
+        if not isinstance(max_features, numbers.Integral) or max_features < 0:
+            raise PilidError(
+                f"max_features={max_features!r} is not a count; pass an integer >= 0, "
+                "e.g. max_features=10"
+            )
+        row = self.explanation
+        features = [c for c in row.index if c not in (DEEP, INTERCEPT)]
+        contrib = row[features].to_numpy(dtype=np.float64)
+        order = np.argsort(-np.abs(contrib), kind="stable")
+        shown, rest = order[:max_features], order[max_features:]
+        labels = [INTERCEPT]
+        values = [float(row[INTERCEPT])]
+        for j in shown:
+            name = features[j]
+            if self.feature_values is not None and name in self.feature_values:
+                name = f"{name} = {_value_text(self.feature_values[name])}"
+            labels.append(name)
+            values.append(float(contrib[j]))
+        if rest.size:
+            labels.append(f"{rest.size} other feature" + ("s" if rest.size > 1 else ""))
+            values.append(float(contrib[rest].sum()))
+        labels.append(DEEP)
+        values.append(float(row[DEEP]))
+        values = np.asarray(values)
+        ends = np.cumsum(values)
+        starts = ends - values
+        colours = [UP if v > 0 else DOWN for v in values]
+        colours[0] = colours[-1] = NEUTRAL
+        if ax is None:
+            from matplotlib.figure import Figure
+
+            fig = Figure(figsize=(6.4, 1.2 + 0.32 * len(values)), layout="constrained")
+            ax = fig.add_subplot()
+        y = -np.arange(len(values))  # top to bottom in drawing order
+        self.labels_ = [plain_text(t) for t in labels]
+        self.bars_ = ax.barh(y, values, left=starts, color=colours, height=0.7)
+        ax.set_yticks(y, self.labels_)
+        ax.axvline(float(ends[-1]), color="0.2", lw=0.8, ls="--")
+        ax.axvline(0.0, color="0.8", lw=0.6)
+        ax.set_xlabel(plain_text(self.output_name))
+        ax.set_title(plain_text(f"{self.output_name} = {ends[-1]:.4g}"), fontsize=10)
+        ax.tick_params(labelsize=8)
+        self.ax_, self.figure_ = ax, ax.figure
+        return self
+
+
+class ExplainMixin:
+    """`explain` and `plot_explanation` for the estimators (delegating to this module)."""
+
+    def explain(self, X) -> pd.DataFrame:
+        """The additive parts of the raw output per sample: features, deep part, intercept.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The samples.
+
+        Returns
+        -------
+        pandas.DataFrame of shape (n_samples, n_features + 2)
+            `pilid.models.explanation.explain`: each row sums to `predict` (regression) or
+            `decision_function` (classification).
+        """
+        return explain(self, X)
+
+    def plot_explanation(self, X, row: int = 0, ax=None, max_features: int = 10):
+        """Waterfall plot of row `row` of `X` (`ExplanationDisplay.from_estimator`).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame
+            The samples (one row, or several and `row`).
+        row : int, default=0
+            The row's position in `X`.
+        ax : matplotlib.axes.Axes or None, default=None
+            Where to draw; None: a new `matplotlib.figure.Figure`.
+        max_features : int, default=10
+            The features drawn one by one; the rest share a bar.
+
+        Returns
+        -------
+        ExplanationDisplay
+            The drawn display (`ax_`, `figure_`, `bars_`).
+        """
+        return ExplanationDisplay.from_estimator(self, X, row=row, ax=ax, max_features=max_features)
