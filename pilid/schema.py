@@ -338,16 +338,6 @@ class APLRModel(ModelConfig):
     n_jobs: int = MISSING
 
 
-@dataclass
-class IGANNModel(ModelConfig):
-    """IGANN's own defaults (``conf/model/igann.yaml``; a peer of Table 3+)."""
-
-    n_hid: int = MISSING
-    n_estimators: int = MISSING
-    boost_rate: float = MISSING
-    early_stopping: int = MISSING
-
-
 #: The schema of each option of each config group (the YAML file of the same name uses it).
 SCHEMAS: dict[str, dict[str, type]] = {
     "data": {
@@ -373,7 +363,6 @@ SCHEMAS: dict[str, dict[str, type]] = {
         "svm": SVMModel,
         # today's peers (Table 3+)
         "aplr": APLRModel,
-        "igann": IGANNModel,
         "lightgbm": LightGBMModel,
     },
 }

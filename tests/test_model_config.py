@@ -9,9 +9,11 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 from hydra import compose, initialize_config_dir
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.svm import SVR
@@ -19,7 +21,12 @@ from sklearn.svm import SVR
 from pilid.config import CONF_DIR, group_options
 from pilid.data import load_dataset, make_split
 from pilid.errors import PilidError
-from pilid.experiments.model_config import builtin_estimator, estimator_class, is_batchable
+from pilid.experiments.model_config import (
+    build_estimator,
+    builtin_estimator,
+    estimator_class,
+    is_batchable,
+)
 from pilid.models.ga2m import GA2MRegressor
 from pilid.models.gam import GAMClassifier
 from pilid.models.metrics import predict_scores, score
@@ -52,7 +59,7 @@ def _pairwise_auc(y, s):
 # -- the built-in models as configs ---------------------------------------------------------------
 NEURAL = {"pilid", "pilid_lib", "mlp", "pilib", "nit"}
 #: Today's peers (Table 3+): tested by `test_todays_peers_run_through_the_runner`.
-PEERS = {"lightgbm", "aplr", "igann"}
+PEERS = {"lightgbm", "aplr"}
 
 
 def test_every_built_in_model_names_a_class_per_task():
@@ -74,14 +81,14 @@ def test_every_built_in_model_names_a_class_per_task():
     assert model_label("my_own_model") == "my_own_model"  # a user's model: its config name
 
 
-@pytest.mark.parametrize("name", ["lightgbm", "aplr", "igann"])
+@pytest.mark.parametrize("name", ["lightgbm", "aplr"])
 def test_todays_peers_run_through_the_runner(tmp_path, name):
     """Today's peers: their YAMLs build their library's own class and run like a built-in."""
     pytest.importorskip(name, reason=f'pip install -e ".[peers]" for model={name}')
     summary, records = _run(
         tmp_path,
         [f"model={name}", "data=synthetic", "data.N=300", "data.m=3", "data.n_interactions=1"]
-        + (["model.n_estimators=20"] if name in ("lightgbm", "igann") else ["model.m=200"])
+        + (["model.n_estimators=20"] if name == "lightgbm" else ["model.m=200"])
         + ["trials=2"],
     )
     assert summary.n == 2 and set(records["model"]) == {name}
@@ -89,9 +96,36 @@ def test_todays_peers_run_through_the_runner(tmp_path, name):
     splits = [make_split(dataset, seed) for seed in (0, 1)]
     baseline = [np.mean((s.y_test - s.y_train.mean()) ** 2) for s in splits]
     assert np.all(records.sort_values("trial")["value"].to_numpy(dtype=float) < baseline)
-    if name == "igann":  # regression only on this stack: one line on a classification set
-        with pytest.raises(PilidError, match="names a class for regression only"):
-            _build("igann", "classification")
+
+
+class _FramesOnly(RegressorMixin, BaseEstimator):
+    """A regressor that refuses arrays, as IGANN and DNAMite do: the mean of ``y``."""
+
+    def __init__(self, shift=0.0):
+        self.shift = shift
+
+    def fit(self, X, y):
+        assert isinstance(X, pd.DataFrame) and list(X.columns)[:2] == ["x0", "x1"]
+        self.mean_ = float(np.mean(y)) + self.shift
+        return self
+
+    def predict(self, X):
+        assert isinstance(X, pd.DataFrame)
+        return np.full(len(X), self.mean_)
+
+
+def test_a_class_that_takes_dataframes_only_gets_them():
+    model = {
+        "name": "frames",
+        "_target_": f"{__name__}._FramesOnly",
+        "_input_": "dataframe",
+        "shift": 1.0,
+    }
+    estimator = build_estimator(model, "regression", {}, 0, "cpu", [])
+    X = np.random.default_rng(0).normal(size=(20, 3))
+    y = np.arange(20.0)
+    fitted = estimator.fit(X, y)
+    np.testing.assert_allclose(fitted.predict(X), np.full(20, y.mean() + 1.0))
 
 
 def test_unknown_task_is_one_line():

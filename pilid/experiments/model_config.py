@@ -15,7 +15,7 @@ estimator class and lists its hyper-parameters as plain keys::
 ``build_estimator`` picks the class by the data set's task, hands it the hyper-parameters it
 takes and builds it with ``hydra.utils.instantiate``. What the hand-written registry did before
 is said in the configs, inside a class's block (keys of the block other than these are fixed
-constructor arguments of that class, e.g. ``task: regression`` for IGANN):
+constructor arguments of that class, e.g. ``task: regression`` for a class that serves both):
 
 - ``_rename_: {config_key: constructor_key}``: a config name that would collide with a run-level
   setting (``rbf_gamma`` -> scikit-learn's ``gamma``; ``cores`` -> ``n_jobs``);

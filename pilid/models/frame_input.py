@@ -1,6 +1,6 @@
 """An estimator that only takes pandas DataFrames, fed by the runner's arrays.
 
-Some peers (IGANN, DNAMite) index their input with ``.iloc`` or refuse arrays. A model config
+Some estimators index their input with ``.iloc`` or refuse arrays (IGANN, DNAMite). A model config
 asks for this adapter with ``_input_: dataframe`` in a class's block
 (``pilid.experiments.model_config``): the estimator is wrapped, and every array it is given
 becomes a DataFrame with columns ``x0``, ``x1``, ... The wrapped estimator's own code is used as
