@@ -183,6 +183,16 @@ def test_built_in_class_keys_are_not_hashed_but_another_class_is():
     assert setting_id(other) != setting_id(cfg)
 
 
+def test_the_peers_keep_the_setting_ids_of_their_committed_records():
+    """The peers of Table 3+ were recorded with their class keys hashed (they had them from the
+    start): their ids stay those of the committed records, so a resume skips them."""
+    golden = {"lightgbm": "a14a0b109bfbb911", "aplr": "c4a50ea21a6af774"}
+    for model, expected in golden.items():
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            cfg = compose("config", overrides=["experiment=peers", f"model={model}", "data=bike"])
+        assert setting_id(cfg) == expected, model
+
+
 # -- bad model configs: one line each, before training -------------------------------------------
 def test_a_target_that_cannot_be_imported(tmp_path):
     conf = _user_dir(tmp_path, {"model/bad.yaml": "_target_: sklearn.ensemble.NoSuchForest\n"})

@@ -90,14 +90,24 @@ def setting_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
     return config
 
 
+#: The models that had records before their YAML named its classes (the registry's): their
+#: class keys are left out of the hash at the YAML's values. Models added since (the peers of
+#: Table 3+) were recorded with their class keys hashed, as a user's model is.
+MODELS_BEFORE_CLASS_KEYS = (
+    *("pilid", "pilid_lib", "mlp", "pilib", "nit", "ga", "gam", "ga2m", "ebm"),
+    *("svm", "rf", "linear"),
+)
+
+
 def _drop_builtin_classes(model: Any) -> None:
-    """Leave a built-in model's class keys (``regressor``/``classifier``) out of the
-    hash while they name the classes its ``conf/model/<name>.yaml`` names: they were added after
-    records existed and compute what the registry computed. A user's model (or another class
-    put in a built-in one) is hashed with its classes: another class is another setting."""
+    """Leave the class keys (``regressor``/``classifier``) of a model of
+    ``MODELS_BEFORE_CLASS_KEYS`` out of the hash while they name the classes its
+    ``conf/model/<name>.yaml`` names: they were added after records existed and compute what the
+    registry computed. Any other model (a user's, a peer, or another class put in a built-in
+    one) is hashed with its classes: another class is another setting."""
     from pilid.experiments.model_config import MODEL_CLASS_KEYS, builtin_model
 
-    if not isinstance(model, dict):
+    if not isinstance(model, dict) or model.get("name") not in MODELS_BEFORE_CLASS_KEYS:
         return
     shipped = builtin_model(model.get("name"))
     if shipped is None:
