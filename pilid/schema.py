@@ -191,6 +191,7 @@ class PiLiDModel(MLPModel):
     init: str = MISSING
     reg_groups: str = MISSING
     purify: bool = MISSING
+    monotone_constraints: Any = MISSING  # None, {column: 1 or -1} or one of -1, 0, 1 per column
 
 
 @dataclass
@@ -236,6 +237,7 @@ class PiLiBModel(GatedModel):
     sigma: float | None = MISSING
     reg_groups: str = MISSING
     purify: bool = MISSING
+    monotone_constraints: Any = MISSING  # None, {column: 1 or -1} or one of -1, 0, 1 per column
 
 
 @dataclass

@@ -27,13 +27,61 @@ from pilid.errors import PilidError
 from pilid.models.ga import GAClassifier, GARegressor
 from pilid.models.ga2m import GA2MClassifier, GA2MRegressor
 from pilid.models.gam import GAMClassifier, GAMRegressor
+from pilid.models.inputs import UnseenCategoryWarning, UnseenMissingWarning
 
 matplotlib.use("Agg")
 
 SMALL = dict(hidden_layers=(16,), epochs=20, batch_size=32, device="cpu", random_state=0)
 
-# No check is skipped: with these small settings all of scikit-learn's checks pass.
+# No check is skipped: with these small settings all of scikit-learn's checks pass, but one.
 EXPECTED_FAILED_CHECKS: dict[str, str] = {}
+#: The neural estimators' one expected failure. The check compares integer sample weights with
+#: repeated rows under the estimator's own settings: early stopping holds out rows (a repeated row
+#: may land in training and validation at once, a weighted row in one of them; here the
+#: validation rows may all weigh 0, which fit refuses) and mini-batches draw rows, so k copies
+#: of a row meet other batches than one row of weight k, and Adam's steps do not scale with the
+#: loss. tests/test_sample_weight.py shows the equivalence where it holds: one full batch,
+#: patience=None, n_bags=1 (and SGD: Adam turns rounding-level gradient noise into lr-sized
+#: steps).
+NEURAL_EXPECTED_FAILED_CHECKS: dict[str, str] = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "early stopping's holdout and the mini-batches draw rows, so integer weights equal "
+        "repeated rows only with one full batch, patience=None and n_bags=1 "
+        "(tests/test_sample_weight.py)"
+    ),
+}
+
+
+#: NIT's three class logits on the check's 3-class blobs: one of 60 rows differs by 2.4e-7
+#: (float32 rounding of the gated blocks' batched products, which differs between 1 row and 60).
+NIT_ROUNDING: dict[str, str] = {
+    "check_methods_subset_invariance": (
+        "float32 rounding: one of 60 logits differs by 2.4e-7 between a batch of 1 row and of 60"
+    ),
+}
+
+
+#: GA2M's one expected failure: EBM takes the weights itself (tests/test_sample_weight_baselines.py
+#: compares with EBM fitted directly), but its outer bags and early-stopping split draw rows.
+EBM_EXPECTED_FAILED_CHECKS: dict[str, str] = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "EBM's outer bags and early-stopping split draw rows, so integer weights are not "
+        "repeated rows (tests/test_sample_weight_baselines.py)"
+    ),
+}
+
+
+def _expected_failed(est) -> dict[str, str]:
+    """The checks expected to fail for `est`, with the reason (scikit-learn marks them xfail)."""
+    from pilid.models.neural import NeuralEstimator
+
+    if isinstance(est, NITClassifier):
+        return {**EXPECTED_FAILED_CHECKS, **NEURAL_EXPECTED_FAILED_CHECKS, **NIT_ROUNDING}
+    if isinstance(est, NeuralEstimator):
+        return {**EXPECTED_FAILED_CHECKS, **NEURAL_EXPECTED_FAILED_CHECKS}
+    if isinstance(est, GA2MClassifier | GA2MRegressor):
+        return {**EXPECTED_FAILED_CHECKS, **EBM_EXPECTED_FAILED_CHECKS}
+    return EXPECTED_FAILED_CHECKS
 
 
 @parametrize_with_checks(
@@ -43,7 +91,7 @@ EXPECTED_FAILED_CHECKS: dict[str, str] = {}
         MLPRegressor(**SMALL),
         MLPClassifier(**SMALL),
     ],
-    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
+    expected_failed_checks=_expected_failed,
 )
 def test_sklearn_checks(estimator, check):
     check(estimator)
@@ -74,7 +122,7 @@ GA2M_SMALL = dict(interactions=2, outer_bags=1, n_jobs=1, max_rounds=200, random
         GA2MRegressor(**GA2M_SMALL),
         GA2MClassifier(**GA2M_SMALL),
     ],
-    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
+    expected_failed_checks=_expected_failed,
 )
 @pytest.mark.filterwarnings("ignore::pilid.nn.gates.GateOrderWarning")  # 3 gate epochs: expected
 def test_sklearn_checks_block_models_and_additive_baselines(estimator, check):
@@ -132,24 +180,24 @@ def test_bad_input_is_rejected_with_clear_errors():
     with pytest.raises(NotFittedError):
         est.predict(X)
     X_nan = X.copy()
-    X_nan[3, 1] = np.nan
-    with pytest.raises(PilidError, match="NaN or inf"):
-        est.fit(X_nan, y)
+    X_nan[3, 1] = np.nan  # a missing value: accepted (tests/test_missing_values.py)
     X_inf = X.copy()
     X_inf[0, 0] = np.inf
-    with pytest.raises(PilidError, match="NaN or inf"):
+    with pytest.raises(PilidError, match=r"X contains inf in 1 entries \(column\(s\) 'x0'\)"):
         est.fit(X_inf, y)
     with pytest.raises(PilidError, match="y contains NaN"):
         est.fit(X, np.where(np.arange(60) == 5, np.nan, y))
     with pytest.raises(PilidError, match="gamma"):
         PiLiDRegressor(gamma=0, **SMALL).fit(X, y)
-    with pytest.raises(PilidError, match="binary"):
-        PiLiDClassifier(**SMALL).fit(X, np.arange(60) % 3)
+    with pytest.raises(PilidError, match="at least two classes"):
+        PiLiDClassifier(**SMALL).fit(X, np.zeros(60))
     est.fit(X, y)
     with pytest.raises(PilidError, match="expecting 3 features"):
         est.predict(X[:, :2])
-    with pytest.raises(PilidError, match="NaN or inf"):
+    with pytest.warns(UnseenMissingWarning, match="'x1'"):  # no NaN in fit: the average
         est.predict(X_nan)
+    with pytest.raises(PilidError, match="inf"):
+        est.predict(X_inf)
     for bad in (dict(init="zeros"), dict(knots="kmeans"), dict(lr=0), dict(patience=0)):
         with pytest.raises(PilidError):
             PiLiDRegressor(**{**SMALL, **bad}).fit(X, y)
@@ -173,12 +221,11 @@ def test_categorical_frame_columns_and_unknown_category():
     assert est.knots_.n_pieces.tolist() == [4, 2, 1, 1]  # 3 colours -> 2 pieces, 2 -> 1
     shapes = est.shape_functions()
     colour = shapes[shapes.feature == "colour"].set_index("x")["value"]
-    codes = {c: i for i, c in enumerate(est.categories_[1])}
-    assert colour[codes["red"]] > colour[codes["blue"]] > colour[codes["green"]]
+    assert colour["red"] > colour["blue"] > colour["green"]  # indexed by the levels
     bad = df.head(3).copy()
     bad["city"] = ["Oslo", "Rome", "Lima"]
-    with pytest.raises(PilidError, match="Rome"):
-        est.predict(bad)
+    with pytest.warns(UnseenCategoryWarning, match="'Rome' in column 'city'"):
+        est.predict(bad)  # an unseen category: the average (tests/test_categorical_labels.py)
 
 
 def test_pickle_and_repeatable_predictions():

@@ -146,8 +146,8 @@ def test_bad_parameters_raise_one_line_naming_the_parameter(kwargs, key):
 
 def test_bad_targets_and_unfitted_use():
     X, y = _data("classification", n=60)
-    with pytest.raises(ValueError, match="binary"):
-        PiLiDClassifierCV(estimator_params=FAST).fit(X, np.arange(60) % 3)
+    with pytest.raises(ValueError, match="at least two classes"):
+        PiLiDClassifierCV(estimator_params=FAST).fit(X, np.zeros(60))
     with pytest.raises(ValueError, match="y is None"):
         PiLiDRegressorCV(estimator_params=FAST).fit(X, None)
     model = PiLiDClassifierCV(estimator_params=FAST)
@@ -155,7 +155,7 @@ def test_bad_targets_and_unfitted_use():
         model.predict(X)
     assert not hasattr(model, "classes_") and not hasattr(model, "n_features_in_")
     assert clone(model).get_params()["estimator_params"] == FAST
-    assert get_tags(model).classifier_tags.multi_class is False  # binary, as PiLiDClassifier
+    assert get_tags(model).classifier_tags.multi_class is True  # K classes, as PiLiDClassifier
     assert get_tags(PiLiDRegressorCV(random_state=0)).non_deterministic is False
 
 
@@ -189,15 +189,28 @@ CHECK_PARAMS = dict(hidden_layers=(4,), epochs=2, batch_size=32, device="cpu")
 CHECK_GRID = dict(gammas=(2,), lams=(1e-3,), cv=2, random_state=0)  # 3 fits a fit: cheap
 
 
+#: The one expected failure: the check passes its folds as a list of splits (``cv`` takes a
+#: number or a splitter), and PiLiD's mini-batches and early stopping draw rows, so integer
+#: weights are not repeated rows (tests/test_estimators.py's neural reason).
+CV_EXPECTED_FAILED_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "cv takes a number or a splitter, not a list of splits; and PiLiD's mini-batches and "
+        "early stopping draw rows, so integer weights are not repeated rows"
+    ),
+}
+
+
 @pytest.mark.slow
 @parametrize_with_checks(
     [
         PiLiDRegressorCV(**CHECK_GRID, estimator_params=CHECK_PARAMS),
         PiLiDClassifierCV(**CHECK_GRID, estimator_params=CHECK_PARAMS),
-    ]
+    ],
+    expected_failed_checks=lambda est: CV_EXPECTED_FAILED_CHECKS,
 )
 def test_sklearn_checks(estimator, check):
-    """All of scikit-learn's estimator checks (only its array-API check skips itself)."""
+    """All of scikit-learn's estimator checks (only its array-API check skips itself), the
+    sample-weight ones included (one expected failure, `CV_EXPECTED_FAILED_CHECKS`)."""
     check(estimator)
 
 

@@ -17,7 +17,8 @@ class Dataset:
     """A whole dataset after the documented preprocessing, before any split.
 
     ``X`` holds one column per raw feature (categorical columns have pandas ``category`` dtype,
-    the others float64); ``y`` is float64 for regression and int64 0/1 for classification.
+    the others float64); ``y`` is float64 for regression and int64 0/1 for classification
+    (0..K-1 for K > 2 classes, scored by one-vs-rest AUC).
     ``feature_names`` defaults to ``X``'s columns and ``categorical`` to its ``category``
     columns. ``info`` carries provenance (file, sha256, rows removed per rule) and flags such as
     ``scale_features`` (False: ``make_split`` leaves the numeric columns unscaled).
@@ -35,7 +36,7 @@ class Dataset:
     info: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        """Check the task, metric, X and y; code a classification target 0/1."""
+        """Check the task, metric, X and y; code a classification target 0/1 (or 0..K-1)."""
         if self.task not in TASKS:
             raise PilidError(f"task={self.task!r} is invalid; use 'regression' or 'classification'")
         if self.metric not in TASK_METRIC.values():
@@ -50,10 +51,10 @@ class Dataset:
             )
         if self.task == "classification":
             values = np.unique(y)
-            if not np.isin(values, [0, 1]).all():
+            if not np.isin(values, np.arange(max(2, len(values)))).all():
                 raise PilidError(
                     f"classification target of {self.name!r} has values {values[:5].tolist()}; "
-                    "encode the classes as 0/1"
+                    "encode the classes as 0/1 (K > 2 classes: 0..K-1)"
                 )
             y = y.astype(np.int64)
         else:

@@ -6,9 +6,10 @@ one-hot encoding of the categorical columns (the listed ones, plus every column 
 statistics (``pilid.data.split.make_split``). Rows with a missing value in a used column are
 dropped, and how many is logged and kept in ``Dataset.info`` (as the UCI loaders do).
 
-A binary classification target may hold any two values: the larger one (in sort order) is the
-positive class (``info["classes"]``). Every problem with the file or the options is one line
-naming it and the fix, in the command line's syntax.
+A classification target may hold any two values, the larger one (in sort order) the positive
+class, or up to `MAX_CLASSES` classes (coded 0..K-1 in sort order, scored by one-vs-rest AUC,
+`pilid.models.metrics.score`); ``info["classes"]`` keeps the labels. Every problem with the
+file or the options is one line naming it and the fix, in the command line's syntax.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ log = logging.getLogger("pilid.data")
 #: File suffixes ``load_table`` reads.
 READERS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 #: Most distinct values a classification target may have before it looks like a regression one.
-MAX_CLASSES = 2
+MAX_CLASSES = 20
 
 
 def _columns(value, key: str) -> list[str]:
@@ -99,16 +100,16 @@ def _target(values: pd.Series, column: str, task: str) -> tuple[np.ndarray, dict
                 "target; use data.task=regression"
             )
         raise PilidError(
-            f"data.target={column} has {len(levels)} classes; the runner scores two-class "
-            "targets (AUC): pick a binary column, or data.task=regression for a numeric one"
+            f"data.target={column} has {len(levels)} classes, more than {MAX_CLASSES}: pick a "
+            "column with fewer classes, or data.task=regression for a numeric one"
         )
-    if len(levels) < MAX_CLASSES:
+    if len(levels) < 2:
         raise PilidError(
             f"data.target={column} holds one value only ({levels[0]!r}); a classification "
             "target needs two classes"
         )
     classes = sorted(levels.tolist(), key=lambda v: (str(type(v)), v))
-    y = (values.to_numpy() == classes[1]).astype(np.int64)
+    y = pd.Index(classes).get_indexer(values.to_numpy()).astype(np.int64)  # 0..K-1 (0/1 if K=2)
     return y, {"classes": [_plain(c) for c in classes]}
 
 
@@ -128,7 +129,7 @@ def load_table(
 ) -> Dataset:
     """A CSV/Parquet file as a ``Dataset`` (see the module).
 
-    ``target``: the column to predict; ``task``: ``classification`` (two classes, AUC) or
+    ``target``: the column to predict; ``task``: ``classification`` (two or more classes, AUC) or
     ``regression`` (MSE); ``categorical``: columns to one-hot encode besides those of text,
     ``category`` or ``bool`` type; ``drop``: columns to leave out; ``sha256``: the file's
     checksum, checked when given; ``standardize_target``: report a regression MSE in units of

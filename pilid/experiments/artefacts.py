@@ -47,10 +47,13 @@ def artefact_path(root: str | os.PathLike, setting_id: str, kind: str | tuple, t
 
 
 def artefact_frames(estimator, split) -> dict[str, Any]:
-    """Per-trial tables for the figures: learned shapes (and block interactions)."""
+    """Per-trial tables for the figures: learned shapes (and block interactions). A model of
+    K > 2 classes (`pilid.models.multiclass`) keeps its first column ``class`` in both tables
+    and stores no interaction grids (they are per class; its ``class_estimators_`` have them)."""
     import pandas as pd
 
     frames: dict[str, Any] = {}
+    by_class = getattr(estimator, "class_estimators_", None) is not None
     if hasattr(estimator, "shape_functions"):
         shapes = pd.DataFrame(estimator.shape_functions()).copy()
         index = _feature_index(shapes["feature"], list(split.feature_names))
@@ -59,15 +62,22 @@ def artefact_frames(estimator, split) -> dict[str, Any]:
         offset = np.asarray(split.x_offset, dtype=float)[index]
         shapes["feature"] = np.asarray(split.feature_names, dtype=object)[index]
         shapes["x_original"] = x * scale + offset
-        frames["shapes"] = shapes[["feature", "x", "x_original", "value"]]
+        columns = ["class"] if "class" in shapes.columns else []
+        frames["shapes"] = shapes[[*columns, "feature", "x", "x_original", "value"]]
     if hasattr(estimator, "interactions_"):
         names = np.asarray(split.feature_names, dtype=object)
-        groups = [
-            ";".join(names[_feature_index(_as_tuple(group), list(names))])
-            for group in estimator.interactions_()
+        found = estimator.interactions_()
+        per_class = found if isinstance(found, dict) else {None: found}
+        rows = [
+            (label, ";".join(names[_feature_index(_as_tuple(group), list(names))]))
+            for label, groups in per_class.items()
+            for group in groups
         ]
-        frames["interactions"] = pd.DataFrame({"block": range(len(groups)), "features": groups})
-    if hasattr(estimator, "interaction_grid"):
+        table = pd.DataFrame({"block": range(len(rows)), "features": [r[1] for r in rows]})
+        if isinstance(found, dict):
+            table.insert(0, "class", [r[0] for r in rows])
+        frames["interactions"] = table
+    if hasattr(estimator, "interaction_grid") and not by_class:
         frames.update(_interaction_grids(estimator, split))
     return frames
 

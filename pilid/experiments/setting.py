@@ -50,6 +50,7 @@ DATA_BOOKKEEPING_KEYS = ("verify", "download")
 #: (left out of the hash at that value; ``tests/test_strict_runs.py`` pins the golden ids).
 KEYS_ADDED_AT_IDENTITY = {
     ("model", "n_bags"): 1,
+    ("model", "monotone_constraints"): None,  # no constraint (pilid.models.monotone)
     # the synthetic loader's options that conf/data/synthetic.yaml lists since its schema
     ("data", "interaction_share"): 0.2,
     ("data", "logit_scale"): 1.0,

@@ -25,6 +25,13 @@ members as trials of ONE batched ensemble (`pilid.train.fit_batched`, `Trainable
   interpolation). For k <= 40 they always contain the mean.
 
 ``n_bags = 1`` is the single model, untouched (no bootstrap, no extra columns).
+
+With sample weights (``fit(X, y, sample_weight=w)``) member b draws its bootstrap rows with
+probabilities proportional to the training rows' weights (as many draws as there are training
+rows; a row of weight 0 is never drawn) and then trains on them with unit weight: the weights
+act through the draw, as repeated rows would. The shared statistics (scaling, knots, the
+centring of the contributions) and the validation loss stay weighted. Without weights the draws
+are those above, unchanged.
 """
 
 from __future__ import annotations
@@ -44,12 +51,20 @@ __all__ = ["BAND_PERCENTILES", "bag_members", "bag_rows", "bag_shapes", "collect
 BAND_PERCENTILES = (2.5, 97.5)
 
 
-def bag_rows(seed: int, member: int, train_idx: np.ndarray) -> tuple[int, np.ndarray]:
+def bag_rows(
+    seed: int, member: int, train_idx: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[int, np.ndarray]:
     """Member `member`'s seed and bootstrap rows (sorted indices into the fit rows), drawn from
-    stream `STREAM_BAG` of the estimator's seed: ``len(train_idx)`` draws with replacement."""
+    stream `STREAM_BAG` of the estimator's seed: ``len(train_idx)`` draws with replacement,
+    uniform, or with `weights` (one per entry of `train_idx`) proportional to them."""
     rng = member_rng(seed, STREAM_BAG, member)
     member_seed = int(rng.integers(0, 2**31 - 1))
-    picks = np.sort(rng.integers(0, len(train_idx), size=len(train_idx)))
+    n = len(train_idx)
+    if weights is None:
+        picks = np.sort(rng.integers(0, n, size=n))
+    else:
+        w = np.asarray(weights, dtype=np.float64)
+        picks = np.sort(rng.choice(n, size=n, replace=True, p=w / w.sum()))
     return member_seed, np.asarray(train_idx)[picks]
 
 
@@ -60,12 +75,14 @@ def bag_members(est, prep: Prepared, n_bags: int) -> list[tuple]:
     shared = {k: v for k, v in vars(est).items() if k not in params}
     units = []
     for b in range(int(n_bags)):
-        seed, rows = bag_rows(prep.seed, b, prep.train_idx)
+        seed, rows = bag_rows(prep.seed, b, prep.train_idx, prep.train_weight)
         member = clone(est).set_params(n_bags=1, random_state=seed)
         member.__dict__.update(shared)
         member.seed_ = seed
         member.bag_rows_ = rows
-        units.append((member, dataclasses.replace(prep, train_idx=rows, seed=seed)))
+        # drawn by weight, the rows train with unit weight (`weight` stays for the statistics)
+        data = dataclasses.replace(prep, train_idx=rows, seed=seed, train_weight=None)
+        units.append((member, data))
     est._bag = (prep, [m for m, _ in units])
     return units
 
@@ -101,7 +118,8 @@ def collect_bag(est) -> None:
 def bag_shapes(tables: list[pd.DataFrame]) -> pd.DataFrame:
     """The bag's shape table from its members' (`feature`, `x`, `value`) tables (same points):
     ``value`` the mean over members, ``std`` their standard deviation (ddof=0), ``lower`` /
-    ``upper`` their `BAND_PERCENTILES`."""
+    ``upper`` their `BAND_PERCENTILES`. Rows are matched by position, so a feature's row with
+    `x` NaN (its missing values) and category labels as `x` pair up like the other rows."""
     values = np.stack([t["value"].to_numpy(dtype=np.float64) for t in tables])
     out = tables[0][["feature", "x"]].copy()
     out["value"] = values.mean(axis=0)

@@ -56,9 +56,30 @@ def explain(estimator, X) -> pd.DataFrame:
         ``x0``, ``x1``, ... for arrays; none for NIT), then `DEEP` (0 for a model without a
         deep part) and `INTERCEPT`. Each row sums to the raw output: `predict` for a
         regressor, `decision_function` (the logit) for a classifier. The index is `X`'s
-        when `X` is a DataFrame.
+        when `X` is a DataFrame. A classifier fitted on K > 2 classes
+        (`pilid.models.multiclass`) gives K blocks of rows, a MultiIndex (``class``, row):
+        ``table.loc[c]`` explains the logit of class ``c`` (its column of
+        `decision_function`).
     """
     intercept, contrib, deep = estimator.decompose(X)
+    index = X.index if isinstance(X, pd.DataFrame) else None
+    if np.ndim(intercept) == 1:  # K > 2 classes: one table per class logit
+        parts = [
+            _table(
+                estimator,
+                intercept[k],
+                None if contrib is None else contrib[..., k],
+                None if deep is None else deep[..., k],
+                index,
+            )
+            for k in range(len(intercept))
+        ]
+        return pd.concat(parts, keys=list(estimator.classes_), names=["class", None])
+    return _table(estimator, intercept, contrib, deep, index)
+
+
+def _table(estimator, intercept, contrib, deep, index) -> pd.DataFrame:
+    """`explain`'s table of one raw output (a value, a logit, or one class's logit)."""
     names = estimator._feature_names() if contrib is not None else []
     for special in (DEEP, INTERCEPT):
         if special in names:
@@ -70,7 +91,6 @@ def explain(estimator, X) -> pd.DataFrame:
     columns = {name: contrib[:, j] for j, name in enumerate(names)}
     columns[DEEP] = np.zeros(n) if deep is None else deep
     columns[INTERCEPT] = np.full(n, float(intercept))
-    index = X.index if isinstance(X, pd.DataFrame) else None
     return pd.DataFrame(columns, index=index)
 
 
@@ -95,6 +115,8 @@ def _row(X, row) -> tuple:
 
 
 def _value_text(value) -> str:
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+        return "NA"  # a missing value (its own contribution, `pilid.models.inputs`)
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         return f"{float(value):.4g}"
     return str(value)
@@ -135,7 +157,9 @@ class ExplanationDisplay:
         self.output_name = output_name
 
     @classmethod
-    def from_estimator(cls, estimator, X, row: int = 0, ax=None, max_features: int = 10):
+    def from_estimator(
+        cls, estimator, X, row: int = 0, ax=None, max_features: int = 10, class_label=None
+    ):
         """Explain row `row` of `X` by a fitted estimator and draw its waterfall.
 
         Parameters
@@ -150,6 +174,8 @@ class ExplanationDisplay:
             Where to draw; None: a new `matplotlib.figure.Figure`.
         max_features : int, default=10
             The features drawn one by one (the largest contributions); the rest share a bar.
+        class_label : label or None, default=None
+            K > 2 classes: the class whose logit is explained; None: the row's predicted class.
 
         Returns
         -------
@@ -158,9 +184,19 @@ class ExplanationDisplay:
         """
         one, values = _row(X, row)
         table = explain(estimator, one)
+        output = "logit" if is_classifier(estimator) else "prediction"
+        if isinstance(table.index, pd.MultiIndex):  # K > 2 classes: one class's logit
+            if class_label is None:
+                class_label = estimator.predict(one)[0]
+            if class_label not in list(estimator.classes_):
+                raise PilidError(
+                    f"class_label={class_label!r} is not a class of the model; pass one of "
+                    f"{list(estimator.classes_)}"
+                )
+            table = table.loc[class_label]
+            output = f"logit of class {class_label}"
         features = [c for c in table.columns if c not in (DEEP, INTERCEPT)]
         shown = dict(zip(features, values)) if features else None
-        output = "logit" if is_classifier(estimator) else "prediction"
         display = cls(table.iloc[0], shown, output_name=output)
         return display.plot(ax=ax, max_features=max_features)
 
@@ -216,6 +252,8 @@ class ExplanationDisplay:
         self.labels_ = [plain_text(t) for t in labels]
         self.bars_ = ax.barh(y, values, left=starts, color=colours, height=0.7)
         ax.set_yticks(y, self.labels_)
+        ax.use_sticky_edges = False  # bars' ends get a margin, not the axes' edge
+        ax.margins(x=0.04)
         ax.axvline(float(ends[-1]), color="0.2", lw=0.8, ls="--")
         ax.axvline(0.0, color="0.8", lw=0.6)
         ax.set_xlabel(plain_text(self.output_name))

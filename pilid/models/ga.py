@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils._param_validation import HasMethods
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter, validate_data
 
 from pilid.errors import PilidError
 from pilid.models.ga2m import GA2MBase, GA2MRegressor
@@ -22,6 +22,7 @@ from pilid.models.inputs import binary_target
 from pilid.models.outputs import LogitClassifierMixin
 from pilid.models.params import N_JOBS, Choice, ParamError, validate_params
 from pilid.models.pilid import MLPBase, MLPClassifier, MLPRegressor
+from pilid.models.sample_weight import check_weights
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 
 __all__ = ["GAClassifier", "GARegressor"]
@@ -42,6 +43,11 @@ class GABase(BaseEstimator):
 
     After `fit`: `teacher_`, `student_`, and `fidelity_`, the R^2 of the student against the
     teacher's outputs on the training data.
+
+    ``fit(X, y, sample_weight)`` trains the teacher with the weights (its own
+    ``fit(..., sample_weight)``; a teacher whose fit takes none is refused, `PilidError`) and
+    fits the student to the teacher's outputs with the same weights (`GA2MRegressor` or
+    `GAMRegressor` pass them to their library); `fidelity_` is then the weighted R^2.
     """
 
     _TEACHER_KEYS = (
@@ -161,10 +167,21 @@ class GABase(BaseEstimator):
             f"student={self.student!r} is unknown; use 'ebm' or 'gam'",
         )
 
-    def _distil(self, X: np.ndarray, y: np.ndarray, classification: bool):
+    def _distil(self, X: np.ndarray, y: np.ndarray, classification: bool, sample_weight=None):
         self._check_params()  # before the teacher trains
+        weights = check_weights(self, sample_weight, X)
         student = self._make_student()
-        teacher = self._make_teacher(classification).fit(X, y)
+        teacher = self._make_teacher(classification)
+        if weights is None:
+            teacher.fit(X, y)
+        elif has_fit_parameter(teacher, "sample_weight"):
+            teacher.fit(X, y, sample_weight=weights)
+        else:
+            raise PilidError(
+                f"{type(self).__name__}: its teacher {type(teacher).__name__} takes no "
+                "sample_weight in fit; pass a teacher that does (e.g. teacher=Ridge()) or drop "
+                "sample_weight"
+            )
         target = _teacher_logit(teacher, X) if classification else teacher.predict(X)
         target = np.asarray(target, dtype=np.float64).ravel()
         if not np.all(np.isfinite(target)):
@@ -172,14 +189,19 @@ class GABase(BaseEstimator):
                 "the GA teacher's outputs on the training data are not finite; the MLP diverged, "
                 "lower lr or raise lam"
             )
-        student.fit(X, target)
+        student.fit(X, target, sample_weight=weights)
         fitted = student.predict(X)
-        spread = np.var(target)
+        if weights is None:
+            spread = np.var(target)
+            error = np.mean((fitted - target) ** 2)
+        else:  # the weighted R^2
+            spread = np.average(
+                (target - np.average(target, weights=weights)) ** 2, weights=weights
+            )
+            error = np.average((fitted - target) ** 2, weights=weights)
         self.teacher_ = teacher
         self.student_ = student
-        self.fidelity_ = (
-            float(1.0 - np.mean((fitted - target) ** 2) / spread) if spread > 0 else 1.0
-        )
+        self.fidelity_ = float(1.0 - error / spread) if spread > 0 else 1.0
         return self
 
     def _student_output(self, X) -> np.ndarray:
@@ -252,10 +274,11 @@ class GARegressor(RegressorMixin, GABase):  # noqa: D101 (its __doc__ is assigne
         "\n\n    See `GABase` for the steps." + _GA_DOC
     )
 
-    def fit(self, X, y):
-        """Fit the teacher on (X, y), then distil it into the additive student. Returns self."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the teacher on (X, y), then distil it into the additive student, both with
+        ``sample_weight`` (n,) if given (see `GABase`). Returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        return self._distil(X, np.asarray(y, dtype=np.float64), classification=False)
+        return self._distil(X, np.asarray(y, dtype=np.float64), False, sample_weight)
 
     def predict(self, X) -> np.ndarray:
         """The student's additive prediction."""
@@ -271,10 +294,11 @@ class GAClassifier(LogitClassifierMixin, GABase):  # noqa: D101 (its __doc__ is 
         + "    classes_ : ndarray of shape (2,)\n        The two class labels.\n"
     )
 
-    def fit(self, X, y):
-        """Fit the teacher on (X, y), then distil its logits into the student. Returns self."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the teacher on (X, y), then distil its logits into the student, both with
+        ``sample_weight`` (n,) if given (see `GABase`). Returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64)
-        return self._distil(X, binary_target(self, y), classification=True)
+        return self._distil(X, binary_target(self, y), True, sample_weight)
 
     def decision_function(self, X) -> np.ndarray:
         """The student's additive logit of `classes_[1]`."""

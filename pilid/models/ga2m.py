@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from pilid.models.inputs import binary_target, categorical_mask
 from pilid.models.outputs import LogitClassifierMixin
 from pilid.models.params import N_JOBS, Number, Satisfies, Whole, is_whole, validate_params
+from pilid.models.sample_weight import check_weights
 
 __all__ = ["GA2MClassifier", "GA2MRegressor"]
 
@@ -46,6 +47,11 @@ class GA2MBase(BaseEstimator):
     take minutes to hours on 50 features); `None` for `interactions`, `learning_rate`,
     `smoothing_rounds` and `interaction_smoothing_rounds` keeps EBM's task defaults (for
     `interactions`: 5x the number of features for regression, 3x for classification).
+
+    ``fit(X, y, sample_weight)`` hands the weights to EBM's own ``fit(..., sample_weight)``
+    (weighted boosting, weighted bins and validation metric; EBM's bags and validation split
+    draw rows, so whole-number weights are not the same as repeated rows). EBM refuses a
+    weight of 0: those rows are dropped first, as if absent.
     """
 
     _ebm_class = "ExplainableBoostingRegressor"
@@ -147,14 +153,18 @@ class GA2MBase(BaseEstimator):
             **{k: v for k, v in optional.items() if v is not None},
         )
 
-    def _fit_ebm(self, X: np.ndarray, y: np.ndarray):
+    def _fit_ebm(self, X: np.ndarray, y: np.ndarray, sample_weight=None):
+        weights = check_weights(self, sample_weight, X)
+        if weights is not None:  # EBM refuses a weight of 0; such a row is as good as absent
+            keep = weights > 0
+            X, y, weights = X[keep], y[keep], weights[keep]
         ebm = self._ebm(X.shape[1])
         logger = logging.getLogger("interpret")
         level = logger.level
         if level == logging.NOTSET:  # not configured by the user: hide EBM's per-fit INFO lines
             logger.setLevel(logging.WARNING)
         try:
-            ebm.fit(X, y)
+            ebm.fit(X, y, sample_weight=weights)
         finally:
             logger.setLevel(level)
         self.ebm_ = ebm
@@ -223,10 +233,10 @@ class GA2MRegressor(RegressorMixin, GA2MBase):  # noqa: D101 (its __doc__ is ass
 
     _ebm_class = "ExplainableBoostingRegressor"
 
-    def fit(self, X, y):
-        """Fit the EBM on (X, y). Returns self."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the EBM on (X, y), ``sample_weight`` (n,) passed to EBM's fit. Returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        return self._fit_ebm(X, np.asarray(y, dtype=np.float64))
+        return self._fit_ebm(X, np.asarray(y, dtype=np.float64), sample_weight)
 
     def predict(self, X) -> np.ndarray:
         """The EBM's prediction."""
@@ -244,10 +254,11 @@ class GA2MClassifier(LogitClassifierMixin, GA2MBase):  # noqa: D101 (its __doc__
 
     _ebm_class = "ExplainableBoostingClassifier"
 
-    def fit(self, X, y):
-        """Fit the EBM on (X, y) (binary labels). Returns self."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the EBM on (X, y) (binary labels), ``sample_weight`` (n,) passed to EBM's fit.
+        Returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64)
-        return self._fit_ebm(X, binary_target(self, y))
+        return self._fit_ebm(X, binary_target(self, y), sample_weight)
 
     def decision_function(self, X) -> np.ndarray:
         """The EBM's additive logit of `classes_[1]`."""

@@ -18,6 +18,7 @@ from pilid.errors import PilidError
 from pilid.models.inputs import binary_target, categorical_mask
 from pilid.models.outputs import LogitClassifierMixin
 from pilid.models.params import Number, ParamError, Satisfies, Whole, validate_params
+from pilid.models.sample_weight import check_weights, weighted_quantiles
 
 __all__ = ["GAMClassifier", "GAMRegressor"]
 
@@ -46,12 +47,38 @@ def _n_unique(X: np.ndarray) -> np.ndarray:
 CLIP_QUANTILE = 0.001  # spline columns are clipped to their training 0.1% and 99.9% quantiles
 
 
-def _objective(gam) -> float:
-    """pygam's smoothing objective of a fitted model: UBRE (known scale: logistic), else GCV."""
-    return float(gam.statistics_["UBRE" if gam.distribution._known_scale else "GCV"])
+#: pygam's inflation of the effective degrees of freedom in GCV / UBRE (its default).
+_GCV_GAMMA = 1.4
 
 
-def search_lam(gam, X: np.ndarray, y: np.ndarray, lams: np.ndarray, progress: bool = False):
+def _objective(gam, X=None, y=None, weights=None) -> float:
+    """pygam's smoothing objective of a fitted model: UBRE (known scale: logistic), else GCV.
+
+    Without weights, pygam's own number. With weights, the same formula with the sample size
+    n = sum(w) instead of the row count (pygam counts rows): GCV = n D / (n - 1.4 edof)^2,
+    UBRE = D / n + 2 scale + 2.8 edof scale / n, D the weighted deviance; so that whole-number
+    weights give the objective of the repeated rows, and unit weights pygam's.
+    """
+    if weights is None:
+        return float(gam.statistics_["UBRE" if gam.distribution._known_scale else "GCV"])
+    mu = gam.predict_mu(X)
+    dev = float(gam.distribution.deviance(mu=mu, y=y, scaled=False, weights=weights).sum())
+    n = float(weights.sum())
+    edof = float(gam.statistics_["edof"])
+    if gam.distribution._known_scale:
+        scale = float(gam.distribution.scale)
+        return 1.0 / n * dev + 2.0 * scale + 2.0 * _GCV_GAMMA / n * edof * scale
+    return (n * dev) / (n - _GCV_GAMMA * edof) ** 2
+
+
+def search_lam(
+    gam,
+    X: np.ndarray,
+    y: np.ndarray,
+    lams: np.ndarray,
+    progress: bool = False,
+    weights: np.ndarray | None = None,
+):
     """Choose one smoothing strength lam (shared by all terms) by GCV / UBRE over `lams`.
 
     pygam's `gridsearch`, step for step: the lams in the given order, each fit warm-started from
@@ -63,14 +90,19 @@ def search_lam(gam, X: np.ndarray, y: np.ndarray, lams: np.ndarray, progress: bo
     coefficients and a finite objective is a candidate and a warm start; before the first one,
     each lam starts cold. Where pygam's search met no such fit, the two choose the same model.
 
+    ``weights`` (n,) are pygam's sample weights of every fit, and the objective is the weighted
+    one of `_objective` (None: unit weights and pygam's own objective).
+
     Returns the chosen fitted model and the objective at each lam (NaN: no candidate).
     """
     # As gridsearch: check the parameters and place the knots on X once, then copy per lam.
     gam._validate_params()
     gam._validate_data_dep_params(X)
-    weights = np.ones_like(y, dtype=np.float64)
+    given = weights
+    weights = np.ones_like(y, dtype=np.float64) if given is None else given
     scores = np.full(lams.size, np.nan)
     chosen, start = None, None  # the lowest objective so far; the last candidate (warm start)
+    best = -1  # the index of `chosen` in the grid
     steps = range(lams.size)
     if progress:
         from tqdm.auto import tqdm
@@ -85,12 +117,12 @@ def search_lam(gam, X: np.ndarray, y: np.ndarray, lams: np.ndarray, progress: bo
             candidate.fit(X, y, weights)
         except ValueError:  # pygam's OptimizationError (diverged) is a ValueError
             continue
-        score = _objective(candidate)
+        score = _objective(candidate, X, y, given)
         if not (np.isfinite(score) and np.isfinite(candidate.coef_).all()):
             continue
         scores[i], start = score, candidate
-        if chosen is None or score < _objective(chosen):  # ties: the first, as pygam
-            chosen = candidate
+        if chosen is None or score < scores[best]:  # ties: the first, as pygam
+            chosen, best = candidate, i
     if chosen is None:
         raise PilidError(
             f"the GAM failed to fit for every lam in {lams.tolist()}; try a different "
@@ -110,6 +142,12 @@ class GAMBase(BaseEstimator):
     classification, without its failure mode); a grid of one value fits that lam directly.
     After `fit`: `gam_` (the chosen pygam model), `lam_`, `lam_scores_` (the objective at each lam
     of the grid, NaN where the fit failed or did not give a finite model) and `n_iter_`.
+
+    ``fit(X, y, sample_weight)`` passes the weights to pygam (its ``weights``: the weighted
+    penalised likelihood); GCV / UBRE count n = sum(w) (`_objective`), the clipping quantiles
+    are those of the rows repeated by their weights (`pilid.models.sample_weight`), and rows of
+    weight 0 are dropped first. Whole-number weights thus fit the model of the repeated rows,
+    unit weights the unweighted one.
     """
 
     _pygam_class = "LinearGAM"
@@ -183,10 +221,17 @@ class GAMBase(BaseEstimator):
         self.term_kinds_ = np.array(kinds)
         return TermList(*terms)
 
-    def _fit_gam(self, X: np.ndarray, y: np.ndarray):
+    def _fit_gam(self, X: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None):
         import pygam
 
         lams = self._check_params()
+        if weights is not None:
+            # A row of weight 0 is as good as absent: dropped before the terms, the knots and
+            # the clipping quantiles see it (pygam spaces the knots over every row it is given).
+            # pygam holds weights as float32: the objective takes them as pygam does.
+            keep = weights > 0
+            X, y = X[keep], y[keep]
+            weights = weights[keep].astype(np.float32).astype(np.float64)
         if X.shape[0] < 2:
             raise PilidError(f"a GAM needs at least 2 rows; got n_samples={X.shape[0]}")
         gam = getattr(pygam, self._pygam_class)(
@@ -196,8 +241,14 @@ class GAMBase(BaseEstimator):
         # TotalHours = 1,000,000) leaves almost every row in the first piece and every fit fails.
         # Spline columns are clipped to their training 0.1-99.9% quantiles, here and at predict.
         spline = self.term_kinds_ == "spline"
-        self.clip_low_ = np.where(spline, np.quantile(X, CLIP_QUANTILE, axis=0), -np.inf)
-        self.clip_high_ = np.where(spline, np.quantile(X, 1 - CLIP_QUANTILE, axis=0), np.inf)
+        if weights is None:
+            low = np.quantile(X, CLIP_QUANTILE, axis=0)
+            high = np.quantile(X, 1 - CLIP_QUANTILE, axis=0)
+        else:  # the quantiles of the rows repeated by their weights
+            low = weighted_quantiles(X, CLIP_QUANTILE, weights)
+            high = weighted_quantiles(X, 1 - CLIP_QUANTILE, weights)
+        self.clip_low_ = np.where(spline, low, -np.inf)
+        self.clip_high_ = np.where(spline, high, np.inf)
         X = np.clip(X, self.clip_low_, self.clip_high_)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             # Separable classes drive pygam's IRLS weights to 0/inf along the way; the chosen
@@ -205,10 +256,12 @@ class GAMBase(BaseEstimator):
             warnings.simplefilter("ignore", RuntimeWarning)
             if lams.size == 1:
                 gam.lam = float(lams[0])
-                gam.fit(X, y)
-                self.lam_scores_ = np.array([_objective(gam)])
+                gam.fit(X, y, weights)
+                self.lam_scores_ = np.array([_objective(gam, X, y, weights)])
             else:
-                gam, self.lam_scores_ = search_lam(gam, X, y, lams, progress=bool(self.verbose))
+                gam, self.lam_scores_ = search_lam(
+                    gam, X, y, lams, progress=bool(self.verbose), weights=weights
+                )
         self.gam_ = gam
         self.n_iter_ = len(gam.logs_.get("diffs", ()))
         self.lam_ = float(np.ravel(gam.lam[0])[0])
@@ -269,10 +322,15 @@ class GAMRegressor(RegressorMixin, GAMBase):  # noqa: D101 (its __doc__ is assig
 
     _pygam_class = "LinearGAM"
 
-    def fit(self, X, y):
-        """Fit the GAM on (X, y), smoothing chosen by GCV. Returns self."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the GAM on (X, y), smoothing chosen by GCV. Returns self.
+
+        ``sample_weight`` (n,): pygam's weights of the penalised least squares, the weighted
+        GCV and clipping quantiles (`GAMBase`); None: every row weighs 1.
+        """
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        return self._fit_gam(X, np.asarray(y, dtype=np.float64))
+        weights = check_weights(self, sample_weight, X)
+        return self._fit_gam(X, np.asarray(y, dtype=np.float64), weights)
 
     def predict(self, X) -> np.ndarray:
         """b + sum_j f_j(x_j)."""
@@ -290,10 +348,15 @@ class GAMClassifier(LogitClassifierMixin, GAMBase):  # noqa: D101 (its __doc__ i
 
     _pygam_class = "LogisticGAM"
 
-    def fit(self, X, y):
-        """Fit the GAM on (X, y) (binary labels), smoothing chosen by UBRE. Returns self."""
+    def fit(self, X, y, sample_weight=None):
+        """Fit the GAM on (X, y) (binary labels), smoothing chosen by UBRE. Returns self.
+
+        ``sample_weight`` (n,): pygam's weights of the penalised log-likelihood, the weighted
+        UBRE and clipping quantiles (`GAMBase`); None: every row weighs 1.
+        """
         X, y = validate_data(self, X, y, dtype=np.float64)
-        return self._fit_gam(X, binary_target(self, y))
+        weights = check_weights(self, sample_weight, X)
+        return self._fit_gam(X, binary_target(self, y), weights)
 
     def decision_function(self, X) -> np.ndarray:
         """The logit b + sum_j f_j(x_j) of `classes_[1]`."""

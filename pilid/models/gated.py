@@ -6,6 +6,10 @@ Both replace PiLiD's MLP by B MLP blocks with hard-concrete input gates
 orders are <= K and the masks have settled (`_PhaseOneExit`), phase 2 with the masks frozen.
 After training, every block is summarised on the training rows (its share of the output and of
 its non-additive part), which `interactions_()`, `interaction_grid` and `plot_interaction` read.
+
+Missing values: a feature with NaN in fit adds a missing indicator to the blocks' input
+(`pilid.train.batched.deep_input`), behind the same gate as its feature (`_IndicatorBlocks`), so
+gates, orders and ``block_features_`` stay one per feature; the summaries skip NaN.
 """
 
 from __future__ import annotations
@@ -20,15 +24,18 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 
 from pilid.errors import PilidError
-from pilid.models import bagging, plotting
+from pilid.models import bagging, multiclass
+from pilid.models.displays import InteractionDisplay
 from pilid.models.explanation import ExplainMixin
 from pilid.models.neural import BAG_CONSTRAINTS, BLOCK_LAYERS, NeuralEstimator
 from pilid.models.params import Number, Whole
+from pilid.models.sample_weight import weighted_mean_std
 from pilid.nn.blocks import GatedBlocks
-from pilid.nn.gates import GateOrderWarning, deterministic_gates
+from pilid.nn.gates import GateOrderWarning, HardConcreteGates, deterministic_gates
 from pilid.nn.piecewise import fit_knots, phi_numpy
 from pilid.streams import STREAM_BLOCK_SUMMARY, trial_rng
 from pilid.train import Phase
+from pilid.train.batched import deep_input
 
 # Blocks whose output varies less than this share of the model output (std on the training rows)
 # count as inactive in `interactions_()`.
@@ -60,15 +67,44 @@ def _non_additive_spread(
     block's interaction (functional-ANOVA sense). 0 for blocks of order <= 1.
     """
     knots = fit_knots(X, ADDITIVE_PIECES, "quantile", categorical)
-    phi = phi_numpy(X, knots)
+    nan = np.isnan(X)
+    phi = np.nan_to_num(phi_numpy(X, knots), nan=0.0)  # a missing value: no piece ...
     column_feature = knots.layout()[0]
     out = np.zeros(features.shape[0])
     for i in np.flatnonzero(features.sum(1) >= 2):  # one small fit per block (B <= a few dozen)
         cols = np.isin(column_feature, np.flatnonzero(features[i]))
-        design = np.column_stack([np.ones(len(X)), phi[:, cols]])
+        lacking = features[i] & nan.any(0)  # ... and its own column, the missing indicator
+        design = np.column_stack([np.ones(len(X)), phi[:, cols], nan[:, lacking]])
         coef, *_ = np.linalg.lstsq(design, g[:, i], rcond=None)
         out[i] = float(np.std(g[:, i] - design @ coef))
     return out
+
+
+class _IndicatorBlocks(GatedBlocks):
+    """`GatedBlocks` over the m features and one missing indicator per feature with missing
+    values (`pilid.train.batched.deep_input`): an indicator shares its feature's gate, so a
+    block sees a feature's value and whether it is missing together, and the gates, orders and
+    `block_features` stay one per feature. `gate_of` (m + k,): the feature of every input."""
+
+    def __init__(self, gate_of, seeds: Sequence[int], n_blocks: int = 20, **kwargs) -> None:
+        gate_of = np.asarray(gate_of, dtype=np.int64)
+        super().__init__(len(gate_of), seeds, n_blocks, **kwargs)
+        m = int(gate_of.max()) + 1
+        gate_keys = ("init_prob", "beta", "gamma", "zeta")
+        self.gates = HardConcreteGates(  # one gate per feature, not per input column
+            n_blocks,
+            m,
+            seeds,
+            lr_scale=kwargs.get("gate_lr_scale", 1.0),
+            **{k: kwargs[k] for k in gate_keys if k in kwargs},
+        )
+        self.gate_of = gate_of  # not a buffer: no leading trial dimension (state dicts have)
+
+    def block_outputs(self, x, gates=None, blocks=None):
+        """`GatedBlocks.block_outputs` with each indicator behind its feature's gate."""
+        z = self.gates() if gates is None else gates
+        index = torch.as_tensor(self.gate_of, device=z.device)
+        return super().block_outputs(x, z.index_select(-1, index), blocks)
 
 
 class _PhaseOneExit:
@@ -131,7 +167,8 @@ BLOCK_ATTRIBUTES_DOC = """
     block_order_ : ndarray of int, shape (n_blocks,)
         The number of features of each block.
     block_importance_ : ndarray of shape (n_blocks,)
-        The std of each block's output on the training rows, in output units.
+        The std of each block's output on the training rows, in output units (weighted by
+        ``sample_weight``, as are `block_share_` and `block_offset_`).
     block_share_ : ndarray of shape (n_blocks,)
         That std over the model output's std.
     block_interaction_share_ : ndarray of shape (n_blocks,)
@@ -167,6 +204,19 @@ class BlockModel(ExplainMixin, NeuralEstimator):
 
     # ------------------------------------------------------------ protocol hooks
     def _build_deep(self, n_features: int, seeds: Sequence[int]) -> GatedBlocks:
+        missing = getattr(self, "missing_", None)
+        if missing is not None and missing.any():  # + a missing indicator per such feature
+            gate_of = np.concatenate([np.arange(len(missing)), np.flatnonzero(missing)])
+            return _IndicatorBlocks(
+                gate_of,
+                seeds,
+                n_blocks=int(self.n_blocks),
+                layers=self.block_layers,
+                init_scale=float(self.init_scale),
+                init_prob=float(self.init_prob),
+                gate_lr_scale=float(self.gate_lr_scale),
+                output_bias=not self._has_additive,
+            )
         return GatedBlocks(
             n_features,
             seeds,
@@ -205,7 +255,8 @@ class BlockModel(ExplainMixin, NeuralEstimator):
         """Base fitted attributes, then the block summaries on the trial's training rows."""
         super()._finalize(prep)
         X = prep.X[prep.train_idx]
-        x = torch.as_tensor((X - self.x_mean_) / self.x_scale_, dtype=torch.float32)
+        x = deep_input(X, self.x_mean_, self.x_scale_, getattr(self, "missing_", None))
+        x = torch.as_tensor(x, dtype=torch.float32)
         deep = self.module_.deep
         with torch.no_grad():  # (n, B), in chunks of rows
             g = np.concatenate(
@@ -214,13 +265,14 @@ class BlockModel(ExplainMixin, NeuralEstimator):
                     for s in range(0, len(x), CHUNK)
                 ]
             )
-        total = float(np.std(self._raw(X)))
-        spread = g.std(axis=0)
+        # sample weights of the training rows (None: unweighted; a bag member's drawn rows)
+        total = float(weighted_mean_std(self._raw(X), prep.train_weight)[1])
+        offset, spread = weighted_mean_std(g, prep.train_weight)
         self.block_features_ = deep.block_features()[0].numpy().copy()
         self.block_order_ = self.block_features_.sum(1)
         self.block_importance_ = spread * self.y_scale_
         self.block_share_ = spread / total if total > 0 else np.zeros_like(spread)
-        self.block_offset_ = g.mean(axis=0)
+        self.block_offset_ = offset
         rng = trial_rng(int(self.seed_), STREAM_BLOCK_SUMMARY)
         rows = np.sort(rng.permutation(len(X))[:N_ADDITIVE_FIT])
         residual = _non_additive_spread(X[rows], g[rows], self.block_features_, self.categorical_)
@@ -231,23 +283,29 @@ class BlockModel(ExplainMixin, NeuralEstimator):
         """What `interaction_grid` needs of the training rows `X`: background rows, ranges and
         the values of features with few of them."""
         self._background_X = X[np.sort(rng.permutation(len(X))[:N_BACKGROUND])]
-        self.x_min_ = X.min(axis=0)
-        self.x_max_ = X.max(axis=0)
+        self.x_min_ = np.nanmin(X, axis=0)  # missing values (NaN) skipped
+        self.x_max_ = np.nanmax(X, axis=0)
         self._grid_values = []
         for j in range(X.shape[1]):
-            values = np.unique(X[:, j])
+            values = np.unique(X[~np.isnan(X[:, j]), j])
             self._grid_values.append(values if len(values) <= MAX_GRID_LEVELS else None)
 
     def _collect(self) -> None:
         """A bag (``n_bags`` > 1, `pilid.models.bagging`): the members' common attributes, and
         the grid of `interaction_grid` from the bag's training rows (members saw bootstraps)."""
         if "_bag" not in self.__dict__:
-            return
+            return super()._collect()  # K > 2 classes: the class members (their own bags)
         prep = self._bag[0]
         super()._collect()
         self._grid_setup(prep.X[prep.train_idx], trial_rng(int(prep.seed), STREAM_BLOCK_SUMMARY))
 
     def _no_blocks_of_its_own(self, what: str) -> None:
+        if self._multiclass():
+            raise PilidError(
+                f"a model of {len(self.classes_)} classes has blocks per class, so no {what} of "
+                f"its own; each class's are in class_estimators_ (e.g. "
+                f"class_estimators_[0].{what}())"
+            )
         if self._bagged():
             raise PilidError(
                 f"a bag has no blocks of its own, so no {what}; its members' are in "
@@ -267,8 +325,8 @@ class BlockModel(ExplainMixin, NeuralEstimator):
     def active_blocks_(self, min_share: float = MIN_SHARE) -> np.ndarray:
         """Indices of the active blocks: order >= 1 and an output spread (std on the training
         rows) of at least `min_share` of the model output's. Not for a bag (see `estimators_`)."""
-        check_is_fitted(self, "x_min_")
         self._no_blocks_of_its_own("active_blocks_")
+        check_is_fitted(self, "x_min_")
         return np.flatnonzero((self.block_order_ >= 1) & (self.block_share_ >= min_share))
 
     def interactions_(
@@ -287,8 +345,13 @@ class BlockModel(ExplainMixin, NeuralEstimator):
         and its features are listed as single-feature groups. Groups of size 1 are main effects
         that blocks still carry (PiLiB pushes them to the additive part, NIT keeps them in its
         blocks); `min_order=2` lists the interactions only. A bag lists the groups that at
-        least a share `min_agreement` of its members list.
+        least a share `min_agreement` of its members list. A model of K > 2 classes
+        (`pilid.models.multiclass`) finds them per class: a dict {class label: groups}.
         """
+        if self._multiclass():
+            args = (min_order, min_share, min_interaction, min_agreement)
+            members = zip(self.classes_, self.class_estimators_)
+            return {c: m.interactions_(*args) for c, m in members}
         names = self._feature_names()
         if self._bagged():
             args = (min_order, min_share, min_interaction)
@@ -319,8 +382,29 @@ class BlockModel(ExplainMixin, NeuralEstimator):
         centred to mean 0 on the training rows; `x_a`, `x_b` in the estimator's input units
         (n evenly spaced points over the training range, or the unique values of a feature with
         at most n of them). The block's other features, if any, are averaged out over the rows
-        of `X` (default: up to 200 training rows kept at fit), i.e. partial dependence.
+        of `X` (default: up to 200 training rows kept at fit), i.e. partial dependence. A model
+        of K > 2 classes gives each class's grid, a first column ``class``.
         """
+        if self._multiclass():
+            if self._index(i) == self._index(j):
+                raise PilidError(f"interaction_grid needs two different features; got {i!r} twice")
+            if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
+                raise PilidError(f"n={n!r} is invalid; use a whole number >= 2 grid points")
+            grids = []
+            for member in self.class_estimators_:
+                try:
+                    grids.append(member.interaction_grid(i, j, n=n, X=X))
+                except PilidError:  # no block of this class uses both: its effect is 0
+                    grids.append(None)
+            if all(g is None for g in grids):
+                names = self._feature_names()
+                raise PilidError(
+                    f"no block of any class uses both {names[self._index(i)]!r} and "
+                    f"{names[self._index(j)]!r}; pick a pair from interactions_()"
+                )
+            ref = next(g for g in grids if g is not None)
+            grids = [ref.assign(value=0.0) if g is None else g for g in grids]
+            return multiclass.class_table(self, grids)
         check_is_fitted(self, "x_min_")
         a, b = self._index(i), self._index(j)
         if a == b:
@@ -367,7 +451,12 @@ class BlockModel(ExplainMixin, NeuralEstimator):
             rows = np.repeat(background[None], len(part), axis=0)  # (points, r, m)
             rows[:, :, a] = part[:, :1]
             rows[:, :, b] = part[:, 1:]
-            x = (rows.reshape(-1, rows.shape[2]) - self.x_mean_) / self.x_scale_
+            x = deep_input(
+                rows.reshape(-1, rows.shape[2]),
+                self.x_mean_,
+                self.x_scale_,
+                getattr(self, "missing_", None),
+            )
             with torch.no_grad():
                 g = self.module_.deep.block_outputs(
                     torch.as_tensor(x, dtype=torch.float32)[None], blocks=idx
@@ -375,9 +464,15 @@ class BlockModel(ExplainMixin, NeuralEstimator):
             value[s : s + step] = g.double().numpy().sum(1).reshape(len(part), r).mean(1)
         return self.y_scale_ * (value - self.block_offset_[blocks].sum())
 
-    def plot_interaction(self, i, j, ax=None, grid: int = 50, X=None, cmap: str = "RdBu_r"):
-        """Heat map of `interaction_grid(i, j)` (the paper's Figure 5); returns the axes."""
-        df = self.interaction_grid(i, j, n=grid, X=X)
-        names = self._feature_names()
-        a, b = self._index(i), self._index(j)
-        return plotting.plot_interaction(df, names[a], names[b], ax=ax, cmap=cmap)
+    def plot_interaction(
+        self, i, j, ax=None, grid: int = 50, X=None, cmap: str = "RdBu_r", target=None
+    ):
+        """Heat map of `interaction_grid(i, j)` (the paper's Figure 5); returns the axes.
+
+        ``target``: the class drawn, for a model of K > 2 classes (one grid per class).
+        ``pilid.models.displays.InteractionDisplay.from_estimator(self, i, j, ...)`` draws the
+        same and returns the display."""
+        display = InteractionDisplay.from_estimator(
+            self, i, j, grid=grid, X=X, ax=ax, cmap=cmap, target=target
+        )
+        return display.ax_

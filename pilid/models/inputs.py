@@ -4,11 +4,23 @@
   as one boolean per column; shared by the neural estimators and the baselines.
 - `binary_target`: labels of a binary classifier coded 0/1 (`classes_[1]` is the positive class).
 - `InputMixin`: the neural estimators' X and y: pandas category / string columns become codes
-  (their categories kept in `categories_`), dates and duplicate column names are refused with a
-  fix, NaN/inf are refused (Phi of Definition 2 has no piece for them).
+  (their categories kept in `categories_`; shapes and explanations show the levels themselves),
+  dates and duplicate column names are refused with a fix, inf is refused.
+
+Missing values (beyond the paper, as EBM's ``missing='separate'``): NaN in X (numeric, or a
+missing category) is kept as NaN: Phi of Definition 2 has no piece for it, so a feature that had
+NaN in fit gets its own learned contribution for NaN (`pilid.nn.additive.AdditiveEnsemble`'s
+``nan_value``) and the deep part sees a neutral value and a missing indicator
+(`pilid.train.batched.deep_input`). At prediction, NaN in a feature that had none in fit gets
+that feature's average contribution (centred value 0) and one `UnseenMissingWarning`; a category
+not seen in fit likewise (coded +inf internally, which `pilid.nn.piecewise.phi_compact` reads as
+"unseen") with one `UnseenCategoryWarning` naming it and its column. A numeric column named in
+``categorical_features`` keeps Definition 2 for a value between or beyond its training values.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -17,6 +29,19 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from pilid.errors import PilidError
 from pilid.models.params import is_whole
+
+
+class UnseenMissingWarning(UserWarning):
+    """NaN at prediction in a feature that had no missing values in fit: it gets that
+    feature's average contribution (centred value 0)."""
+
+
+class UnseenCategoryWarning(UserWarning):
+    """A category not seen in fit: it gets its feature's average contribution (centred 0)."""
+
+
+#: How `InputMixin` codes a category not seen in fit (NaN is a missing value, +inf "unseen").
+UNSEEN_CODE = np.inf
 
 
 def categorical_mask(categorical_features, n_features: int, feature_names=None) -> np.ndarray:
@@ -157,6 +182,7 @@ class InputMixin:
         if not self.categories_ and not auto.any():
             return X, auto
         X = X.copy()
+        unseen = []
         for j, cats in self.categories_.items():
             if j >= X.shape[1]:
                 continue
@@ -164,16 +190,23 @@ class InputMixin:
             codes = pd.Index(cats).get_indexer(col).astype(np.float64)  # -1: unseen or NaN
             bad = codes < 0
             if bad.any():
-                if col.isna().to_numpy()[bad].any():
-                    raise PilidError(
-                        f"column {X.columns[j]!r} contains NaN; impute or drop missing values"
-                    )
-                unknown = col[bad].iloc[0]
-                raise PilidError(
-                    f"column {X.columns[j]!r} has the category {unknown!r} not seen in fit; "
-                    "map it to a known category or refit with it"
-                )
+                na = col.isna().to_numpy()
+                codes[bad & na] = np.nan  # a missing value
+                new = bad & ~na
+                if new.any():  # a category not seen in fit
+                    codes[new] = UNSEEN_CODE
+                    levels = pd.unique(col[new].astype(object))
+                    shown = ", ".join(repr(v) for v in levels[:5])
+                    more = f" and {len(levels) - 5} more" if len(levels) > 5 else ""
+                    unseen.append(f"{shown}{more} in column {X.columns[j]!r}")
             X[X.columns[j]] = codes
+        if unseen:
+            warnings.warn(
+                f"{type(self).__name__}: categories not seen in fit ({'; '.join(unseen)}) get "
+                "their feature's average contribution (0); refit with them to learn their own",
+                UnseenCategoryWarning,
+                stacklevel=4,
+            )
         return X, auto
 
     def _categorical_mask(self, auto: np.ndarray, n_features: int) -> np.ndarray:
@@ -200,15 +233,49 @@ class InputMixin:
         X = validate_data(
             self, X, reset=fit, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1
         )
-        if not np.isfinite(X).all():
-            bad = int((~np.isfinite(X)).sum())
+        inf = np.isinf(X)
+        for j in getattr(self, "categories_", {}):  # +inf there: a category not seen in fit
+            if j < X.shape[1]:
+                inf[:, j] &= X[:, j] != UNSEEN_CODE
+        if inf.any():
+            names = self._column_labels(X.shape[1])
+            columns = ", ".join(repr(names[j]) for j in np.flatnonzero(inf.any(0))[:5])
             raise PilidError(
-                f"X contains NaN or inf in {bad} entries; impute or drop them before calling "
-                "the estimator"
+                f"X contains inf in {int(inf.sum())} entries (column(s) {columns}); replace "
+                "them (NaN is taken as a missing value) before calling the estimator"
             )
+        nan = np.isnan(X)
         if fit:
             self._auto_categorical = auto
+            empty = nan.all(axis=0)
+            if empty.any():
+                names = self._column_labels(X.shape[1])
+                raise PilidError(
+                    f"column {names[int(np.flatnonzero(empty)[0])]!r} holds only missing values "
+                    "(NaN); drop it before fit"
+                )
+        elif nan.any():
+            missing = getattr(self, "missing_", None)
+            seen = np.zeros(X.shape[1], dtype=bool) if missing is None else missing
+            new = nan.any(axis=0) & ~np.asarray(seen, dtype=bool)
+            if new.any():
+                names = self._column_labels(X.shape[1])
+                listed = ", ".join(repr(names[j]) for j in np.flatnonzero(new))
+                warnings.warn(
+                    f"{type(self).__name__}: NaN in feature(s) {listed}, which had no missing "
+                    "values in fit; they get that feature's average contribution (0). Refit "
+                    "with missing values in those features to learn their own contribution",
+                    UnseenMissingWarning,
+                    stacklevel=3,
+                )
         return X
+
+    def _column_labels(self, m: int) -> list[str]:
+        """Column names for messages: ``feature_names_in_``, or x0, x1, ... for arrays."""
+        names = getattr(self, "feature_names_in_", None)
+        if names is not None and len(names) == m:
+            return [str(c) for c in names]
+        return [f"x{j}" for j in range(m)]
 
     def _validate_y(self, y, n: int) -> np.ndarray:
         """The target as float64: 0/1 for classification (sets `classes_`), else the values."""
@@ -222,8 +289,10 @@ class InputMixin:
         y = column_or_1d(y, warn=True)  # a column vector: DataConversionWarning, raveled
         if y.shape[0] != n:
             raise PilidError(f"X has {n} rows but y has {y.shape[0]}; pass one target per row")
-        if self._task == "classification":
-            return binary_target(self, y).astype(np.float64)
+        if self._task == "classification":  # K >= 2 classes (`pilid.models.multiclass`)
+            from pilid.models.multiclass import class_target
+
+            return class_target(self, y).astype(np.float64)
         try:
             y = y.astype(np.float64)
         except (TypeError, ValueError):

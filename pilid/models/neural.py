@@ -1,13 +1,16 @@
 """The base of the neural estimators (PiLiD, MLP, PiLiB, NIT): hyper-parameters, data and output.
 
 `NeuralEstimator` is a scikit-learn estimator that `pilid.train.fit_batched` can train (it
-implements `pilid.train.Trainable`); `fit(X, y)` is `fit_batched([self], [X], [y])`. The
+implements `pilid.train.Trainable`); ``fit(X, y, sample_weight=None)`` is
+``fit_batched([self], [X], [y], sample_weights=[sample_weight])`` (sample weights:
+`pilid.models.sample_weight`). The
 families add their constructor and hooks: `pilid.models.pilid` (PiLiD, Section 3, and the MLP
 baseline), `pilid.models.pilib` (PiLiB, Section 3.3) and `pilid.models.nit` (NIT).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import warnings
 from collections.abc import Sequence
@@ -19,11 +22,13 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from pilid.device import resolve_device
-from pilid.models import bagging, plotting
+from pilid.models import bagging, multiclass
+from pilid.models.displays import ShapeDisplay
 from pilid.models.explanation import ExplainMixin
 from pilid.models.inputs import InputMixin
 from pilid.models.outputs import LogitClassifierMixin
 from pilid.models.params import Choice, Number, Satisfies, Whole, validate_params
+from pilid.models.sample_weight import check_sample_weight, check_weighted_rows, weighted_mean_std
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS, EnsembleMLP, layer_sizes
 from pilid.nn.piecewise import (
     GAMMA_RULE,
@@ -36,6 +41,7 @@ from pilid.nn.piecewise import (
     valid_gamma,
 )
 from pilid.train import Phase, Prepared, Trainable, TrainConfig, fit_batched
+from pilid.train.batched import deep_input
 from pilid.train.losses import REGS
 from pilid.train.trainer import OPTIMIZERS
 from pilid.train.validation import holdout_split
@@ -74,10 +80,18 @@ FITTED_ATTRIBUTES_DOC = """
         Why training diverged (`pilid.train.divergence`); only
         ``fit_batched(..., on_divergence="flag")`` leaves a diverged model, `fit` raises.
     y_offset_, y_scale_ : float
-        The standardisation of a regression target (predictions are in original units);
-        0 and 1 for a classifier.
+        The standardisation of a regression target (predictions are in original units;
+        weighted by ``sample_weight``); 0 and 1 for a classifier.
     x_mean_, x_scale_ : ndarray of shape (`n_features_in_`,)
-        The standardisation of the deep part's input.
+        The standardisation of the deep part's input (NaN skipped; weighted by
+        ``sample_weight``); ``x_scale_`` is inf for a
+        feature with a monotone constraint (`pilid.models.monotone`: its deep input is 0).
+    missing_ : ndarray of bool, shape (`n_features_in_`,)
+        The features with missing values (NaN) in the fit rows: each has a learned
+        contribution for NaN (`shape_functions` shows it as a row with `x` NaN) and a missing
+        indicator among the deep part's inputs, which see NaN as 0 (the training mean).
+    categories_ : dict of int to list
+        The levels of each string / pandas category column (by position), as given.
     estimators_ : list of estimators
         A bag's members (``n_bags`` > 1 only), each fitted on its bootstrap rows.
     bag_rows_ : ndarray of shape (n_bags, n_train)
@@ -92,8 +106,22 @@ ADDITIVE_ATTRIBUTES_DOC = """
     knots_ : pilid.nn.piecewise.Knots
         The characteristic points of every feature (Definition 1).
     contribution_offset_ : ndarray of shape (`n_features_in_`,)
-        The training-row mean of each u_j, removed from `feature_contributions`.
+        The training-row mean of each u_j (weighted by ``sample_weight``), removed from
+        `feature_contributions`.
 """
+
+
+def _nan_mean_std(X: np.ndarray, nan: np.ndarray, weight: np.ndarray | None):
+    """Per column mean and standard deviation (ddof=0) of `X` over its rows without NaN
+    (`nan`), weighted by `weight` (n,; None: unweighted): the deep input's standardisation
+    when some feature has missing values."""
+    w = np.ones(len(X)) if weight is None else np.asarray(weight, dtype=np.float64)
+    W = np.where(nan, 0.0, w[:, None])
+    total = np.maximum(W.sum(axis=0), np.finfo(np.float64).tiny)
+    values = np.where(nan, 0.0, X)
+    mean = (values * W).sum(axis=0) / total
+    var = (np.square(values - mean) * W).sum(axis=0) / total
+    return mean, np.sqrt(var)
 
 
 class FewRowsPerPieceWarning(UserWarning):
@@ -161,7 +189,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
     labels 0/1 and logits. With ``patience`` set, a fraction ``val_fraction`` of the rows
     (stratified for classification) is held out for early stopping. Statistics (knots, scaling,
     the centring of the contributions) use every row passed to `fit`; the least-squares init,
-    the gradient steps and the purification use the rows not held out.
+    the gradient steps and the purification use the rows not held out. With ``sample_weight``
+    every one of these is weighted (`pilid.models.sample_weight`).
 
     Training that diverges (`pilid.train.divergence`: the training loss became NaN/inf, or the
     trained model's training loss is over 10 times a constant prediction's) raises
@@ -217,6 +246,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             extra_loss=self._extra_loss,  # returns None where there is no extra term
             verbose=bool(self.verbose),
             desc=f"{type(self).__name__} x{n_trials}",
+            classes=int(getattr(self, "_softmax_classes", 1)),  # K > 2 classes: softmax groups
         )
 
     def _check_params(self) -> None:
@@ -231,38 +261,57 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             return int(rs)
         return int(check_random_state(rs).randint(0, 2**31 - 1))
 
-    def _prepare(self, X, y) -> Prepared:
+    def _prepare(self, X, y, sample_weight=None) -> Prepared:
         self._check_params()
-        for attr in ("module_", "knots_", "classes_", "estimators_", "bag_rows_", "diverged_"):
+        for attr in (
+            "module_",
+            "knots_",
+            "classes_",
+            "estimators_",
+            "bag_rows_",
+            "diverged_",
+            "class_estimators_",
+        ):
             if hasattr(self, attr):
                 delattr(self, attr)
         X = self._validate_X(X, fit=True)
         n, m = X.shape
         target = self._validate_y(y, n)
+        weight = check_sample_weight(sample_weight, X)  # None: unweighted (or all equal)
         self.categorical_ = self._categorical_mask(self._auto_categorical, m)
         seed = self._trial_seed()
         fraction = self.val_fraction if self.patience is not None else 0.0
         train_idx, val_idx = holdout_split(
             target, seed, fraction, stratified=self._task == "classification"
         )
+        check_weighted_rows(self, weight, target, train_idx, val_idx)
         if self._task == "regression":
-            tr = target
-            self.y_offset_ = float(tr.mean())
-            sd = float(tr.std())
+            mean, sd = weighted_mean_std(target, weight)
+            self.y_offset_, sd = float(mean), float(sd)
             self.y_scale_ = sd if sd > 0 else 1.0
             target = (target - self.y_offset_) / self.y_scale_
         else:
             self.y_offset_, self.y_scale_ = 0.0, 1.0
-        x_mean = X.mean(axis=0)
-        x_sd = X.std(axis=0)
+        nan = np.isnan(X)
+        self.missing_ = nan.any(axis=0)  # features with missing values in the fit rows
+        if self.missing_.any():  # the deep input's standardisation skips NaN
+            x_mean, x_sd = _nan_mean_std(X, nan, weight)
+        else:
+            x_mean, x_sd = weighted_mean_std(X, weight)
         x_scale = np.where(x_sd > 0, x_sd, 1.0)
         knots = None
         if self._has_additive:
-            self.gamma_ = resolve_gamma(self.gamma, n)  # "auto": a rule of the training rows
-            knots = fit_knots(X, self.gamma_, self.knots, self.categorical_)
-            self._warn_few_rows_per_piece(knots, n)
+            n_fit = n if weight is None else int((weight > 0).sum())  # rows of weight > 0
+            self.gamma_ = resolve_gamma(self.gamma, n_fit)  # "auto": a rule of the fit rows
+            knots = fit_knots(X, self.gamma_, self.knots, self.categorical_, weights=weight)
+            self._warn_few_rows_per_piece(knots, n_fit)
         self.seed_ = seed
-        return Prepared(X, target, train_idx, val_idx, seed, x_mean, x_scale, knots)
+        prep = Prepared(X, target, train_idx, val_idx, seed, x_mean, x_scale, knots)
+        if self.missing_.any():  # missing values: NaN contributions, deep indicators
+            prep = dataclasses.replace(prep, missing=self.missing_.copy())
+        if weight is not None:  # sample weights: all rows (statistics), the training rows
+            prep = dataclasses.replace(prep, weight=weight, train_weight=weight[train_idx])
+        return prep
 
     def _warn_few_rows_per_piece(self, knots, n_rows: int) -> None:
         """One line when a numeric feature has fewer than `MIN_ROWS_PER_PIECE` fit rows per
@@ -286,6 +335,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
     def _members(self, prep: Prepared) -> list:
         """`Trainable._members`: itself, or with ``n_bags`` > 1 the bag's bootstrap members
         (`pilid.models.bagging`), trained as trials of one ensemble."""
+        if multiclass.is_multiclass(self) and not hasattr(self, "_class_index"):
+            return multiclass.class_members(self, prep)  # K > 2 classes: a softmax group
         n_bags = int(getattr(self, "n_bags", 1))
         if n_bags == 1:
             return [(self, prep)]
@@ -294,26 +345,44 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
     def _collect(self) -> None:
         if "_bag" in self.__dict__:
             bagging.collect_bag(self)
+        if "_classes" in self.__dict__:
+            multiclass.collect_classes(self)
+
+    def _multiclass(self) -> bool:
+        """Fitted on K > 2 classes: the class members (`pilid.models.multiclass`) hold it."""
+        return getattr(self, "class_estimators_", None) is not None
 
     def _bagged(self) -> bool:
         return getattr(self, "estimators_", None) is not None
 
     # ---------------------------------------------------------------- output
     def _inputs(self, X: np.ndarray, device="cpu"):
-        x = torch.from_numpy(((X - self.x_mean_) / self.x_scale_).astype(np.float32)).to(device)
+        """The deep input (`pilid.train.batched.deep_input`) and compact Phi (T=1) of
+        validated X. NaN in a feature that had no missing values in fit is read as "unseen"
+        (+inf, `pilid.nn.piecewise.phi_compact`): its contribution is the feature's average."""
+        missing = getattr(self, "missing_", None)
+        x = deep_input(X, self.x_mean_, self.x_scale_, missing).astype(np.float32)
+        x = torch.from_numpy(x).to(device)
         phi = None
         if self.knots_ is not None:
+            X = np.array(X, dtype=np.float64)
+            unseen = np.isnan(X)
+            if missing is not None:
+                unseen &= ~np.asarray(missing, dtype=bool)
+            if unseen.any():
+                X[unseen] = np.inf
             layout = compact_layout(self.knots_, device=device)
-            col, frac = phi_compact(
-                torch.from_numpy(np.array(X, dtype=np.float64)).to(device), layout
-            )
-            phi = (col[None], frac[None])
+            parts = phi_compact(torch.from_numpy(X).to(device), layout)
+            phi = tuple(p[None] for p in parts)
         return x, phi
 
     @torch.no_grad()
     def _raw(self, X: np.ndarray) -> np.ndarray:
         """The model's raw output (standardised target / logit) for validated X, (n,); a bag's
-        is the mean of its members' (`pilid.models.bagging`)."""
+        is the mean of its members' (`pilid.models.bagging`); K > 2 classes: the K class logits,
+        (n, K) (`pilid.models.multiclass`)."""
+        if self._multiclass():
+            return np.column_stack([m._raw(X) for m in self.class_estimators_])
         if self._bagged():
             return np.mean([m._raw(X) for m in self.estimators_], axis=0)
         out = []
@@ -339,12 +408,17 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
 
         Returns ``(intercept_, contributions (n, m) or None, deep part (n,) or None)`` with
         ``intercept_ + contributions.sum(1) + deep`` equal to the raw output
-        (`predict` for regression, `decision_function` for classification).
+        (`predict` for regression, `decision_function` for classification). With K > 2 classes
+        every term has a last axis of K (intercept (K,), contributions (n, m, K), deep (n, K)),
+        class k's terms summing to ``decision_function(X)[:, k]``.
         """
         return self._decompose(self._check_fitted_X(X))
 
     def _decompose(self, X: np.ndarray) -> tuple[float, np.ndarray | None, np.ndarray | None]:
         """`decompose` of validated X (a bag's members get X as it is, not re-validated)."""
+        if self._multiclass():
+            parts = [m._decompose(X) for m in self.class_estimators_]
+            return multiclass.stack_decompositions(self, parts)
         if self._bagged():  # each term the mean of the members' (Eq. 9 stays exact)
             parts = [m._decompose(X) for m in self.estimators_]
             contrib = None if parts[0][1] is None else np.mean([p[1] for p in parts], axis=0)
@@ -367,20 +441,56 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         offset = 0.0
         if self.knots_ is not None:
             terms, _ = self._terms(prep.X)
-            self.contribution_offset_ = terms.mean(axis=0)
+            self.contribution_offset_ = weighted_mean_std(terms, prep.weight)[0]
             offset = float(self.contribution_offset_.sum())
+            self._set_unseen_value()
         self.intercept_ = self.y_offset_ + self.y_scale_ * offset
 
+    def _set_unseen_value(self) -> None:
+        """The contribution of a value not seen in fit (NaN in a feature without missing
+        values, a new category): each u_j's training mean, `contribution_offset_` (centred: 0),
+        stored in the additive part's ``unseen_value`` (`pilid.nn.additive.AdditiveEnsemble`)."""
+        a = self.module_.additive
+        a.unseen_value = torch.zeros_like(a.omega.detach())
+        probe = np.full((1, self.n_features_in_), np.inf)  # every feature unseen
+        terms, _ = self._terms(probe)
+        value = self.contribution_offset_ - terms[0]
+        a.unseen_value = torch.as_tensor(value[None], dtype=a.omega.dtype)
+
     # ------------------------------------------------------------------- fit
-    def fit(self, X, y):
-        """Fit on (X, y): `fit_batched([self], [X], [y])` (Algorithm 1). Returns self."""
-        fit_batched([self], [X], [y])
+    def fit(self, X, y, sample_weight=None):
+        """Fit on (X, y): ``fit_batched([self], [X], [y], sample_weights=[sample_weight])``
+        (Algorithm 1). Returns self.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+            The training rows.
+        y : array-like of shape (n_samples,)
+            The target (regression) or the class labels (classification).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative weights, one per row, not all zero (`pilid.models.sample_weight`): the
+            training and validation losses are weighted means, the least-squares start and
+            the purification weighted least squares, the quantile knots weighted quantiles
+            (weights as repeat counts), the scaling and the centring weighted; a bag draws its
+            bootstrap rows with probability proportional to the weight (they then train with
+            unit weight). The holdout split is drawn over rows as without weights. None, or
+            weights that are all equal: the unweighted fit, exactly. With one full batch
+            (``batch_size`` >= rows), ``patience=None`` and ``n_bags=1``, integer weights give
+            the model fitted on the rows repeated that many times (within float rounding).
+
+        Returns
+        -------
+        self
+            The fitted estimator.
+        """
+        fit_batched([self], [X], [y], sample_weights=[sample_weight])
         return self
 
     def __sklearn_tags__(self):
         """scikit-learn's tags: no NaN input; non-deterministic without ``random_state``."""
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = True  # NaN: a missing value (its own contribution)
         tags.non_deterministic = self.random_state is None
         return tags
 
@@ -399,11 +509,16 @@ class ShapeMixin(ExplainMixin):
         """Tidy DataFrame (`feature`, `x`, `value`): u_j at its characteristic points.
 
         Values are centred like `feature_contributions`; between points u_j is linear
-        (Definition 2). String categories appear as their codes (positions in `categories_`).
-        A bag (``n_bags`` > 1) gives its members' mean with their spread in columns `std`,
-        `lower` and `upper` (`pilid.models.bagging.bag_shapes`).
+        (Definition 2). A categorical column of strings or pandas categories has its levels as
+        `x` (``'fairly'``, not a code); a numeric column named in ``categorical_features`` its
+        values. A feature with missing values in fit has one more row, `x` NaN, whose `value`
+        is the (centred) contribution of NaN. A bag (``n_bags`` > 1) gives its members' mean
+        with their spread in columns `std`, `lower` and `upper` (`pilid.models.bagging.bag_shapes`).
         """
         check_is_fitted(self, "module_")
+        if self._multiclass():
+            tables = [m.shape_functions() for m in self.class_estimators_]
+            return multiclass.class_table(self, tables)
         if self._bagged():
             return bagging.bag_shapes([m.shape_functions() for m in self.estimators_])
         a = self.module_.additive
@@ -413,25 +528,31 @@ class ShapeMixin(ExplainMixin):
             const = a.constants()[0].double() + float(self.module_.shift_c[0]) / a.n_features
             const = const.numpy()
         values = piece_values(self.knots_, v, const)
+        missing = self.knots_.missing_mask
+        if missing.any():  # u_j(NaN), centred, from a row of NaN (`decompose`)
+            nan_terms = self._decompose(np.where(missing, np.nan, 0.0)[None])[1][0]
         rows = []
         for j, (name, pts, val) in enumerate(
             zip(self._feature_names(), self.knots_.points, values)
         ):
             centred = self.y_scale_ * (val - self.contribution_offset_[j])
-            rows.append(pd.DataFrame({"feature": name, "x": pts, "value": centred}))
+            x = pts
+            levels = getattr(self, "categories_", {}).get(j)
+            if levels is not None:  # the levels as given, not their codes
+                x = pd.Series([levels[int(k)] for k in pts], dtype=object)
+            rows.append(pd.DataFrame({"feature": name, "x": x, "value": centred}))
+            if missing[j]:  # the contribution of NaN, as a row of its own
+                nan_row = {"feature": [name], "x": [np.nan], "value": [nan_terms[j]]}
+                rows.append(pd.DataFrame(nan_row))
         return pd.concat(rows, ignore_index=True)
 
     def plot_shapes(self, features=None, ax=None, ncols: int = 4):
         """One small panel per feature with its piecewise-linear shape u_j (with a bag, its
-        band between `lower` and `upper`); returns the axes."""
-        return plotting.plot_shapes(
-            self.shape_functions(),
-            self._feature_names(),
-            self.knots_.categorical,
-            features=features,
-            ax=ax,
-            ncols=ncols,
-        )
+        band between `lower` and `upper`); returns the axes.
+
+        ``pilid.models.displays.ShapeDisplay.from_estimator(self, ...)`` draws the same and
+        returns the display (its ``axes_`` are these, ``lines_`` the curves)."""
+        return ShapeDisplay.from_estimator(self, features=features, ax=ax, ncols=ncols).axes_
 
 
 class RegressorOutput(RegressorMixin):
@@ -451,6 +572,13 @@ class ClassifierOutput(LogitClassifierMixin):
     _task = "classification"
 
     def decision_function(self, X) -> np.ndarray:
-        """Logit of the positive class `classes_[1]`."""
+        """Logit of the positive class `classes_[1]`, (n,); K > 2 classes: the K class logits,
+        (n, K) (`pilid.models.multiclass`)."""
         X = self._check_fitted_X(X)
         return self._raw(X)
+
+    def __sklearn_tags__(self):
+        """scikit-learn's tags: two or more classes (K > 2: a softmax of K class logits)."""
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
+        return tags

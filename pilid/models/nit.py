@@ -100,7 +100,8 @@ _NIT_DOC = (
 
     The same gated MLP blocks as PiLiB with no piecewise-linear component, so the blocks carry
     the main effects as well as the interactions; Tsang et al.'s L_K penalty, PiLiB's schedule.
-    Defaults work out of the box on a few thousand rows.
+    Defaults work out of the box on a few thousand rows. NIT has no piecewise-linear part to
+    constrain, so it takes no ``monotone_constraints`` (PiLiD and PiLiB do).
 
     Parameters
     ----------

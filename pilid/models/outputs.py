@@ -2,13 +2,14 @@
 
 Shared by the neural estimators and the baselines: `predict_proba` is [1 - p, p] with
 p = sigmoid(logit) of `classes_[1]`, overflow-free (`scipy.special.expit`); `predict` is the
-class whose probability is larger.
+class whose probability is larger. A `decision_function` of shape (n, K) (the neural
+estimators on K > 2 classes, `pilid.models.multiclass`) gives the softmax and the argmax.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, softmax
 from sklearn.base import ClassifierMixin
 
 
@@ -28,10 +29,17 @@ class LogitClassifierMixin(ClassifierMixin):
         return tags
 
     def predict_proba(self, X) -> np.ndarray:
-        """[P(classes_[0]), P(classes_[1])]: the logistic function of the logit."""
-        return proba_from_logit(self.decision_function(X))
+        """[P(classes_[0]), P(classes_[1])]: the logistic function of the logit; the softmax
+        of the K logits when `decision_function` gives one per class (n, K)."""
+        z = np.asarray(self.decision_function(X))
+        if z.ndim == 2:
+            return softmax(z, axis=1)
+        return proba_from_logit(z)
 
     def predict(self, X) -> np.ndarray:
-        """The class whose logit side ``X`` falls on (`classes_[1]` where the logit > 0)."""
-        positive = np.asarray(self.decision_function(X)) > 0
-        return self.classes_[positive.astype(np.int64)]
+        """The class whose logit side ``X`` falls on (`classes_[1]` where the logit > 0); with
+        K class logits, the class of the largest."""
+        z = np.asarray(self.decision_function(X))
+        if z.ndim == 2:
+            return self.classes_[np.argmax(z, axis=1)]
+        return self.classes_[(z > 0).astype(np.int64)]

@@ -55,6 +55,13 @@ import torch
 
 from pilid.errors import PilidError
 from pilid.models.gated import BLOCK_ATTRIBUTES_DOC, BlockModel
+from pilid.models.monotone import (
+    CLOSED_LOG_ALPHA,
+    MONOTONE_ATTRIBUTE_DOC,
+    MONOTONE_CONSTRAINTS,
+    MONOTONE_DOC,
+    MonotoneMixin,
+)
 from pilid.models.neural import (
     ADDITIVE_ATTRIBUTES_DOC,
     ADDITIVE_CONSTRAINTS,
@@ -70,7 +77,7 @@ from pilid.nn.gates import pilib_order_penalty
 __all__ = ["PiLiBClassifier", "PiLiBRegressor", "plot_interaction"]
 
 
-class PiLiBBase(ShapeMixin, BlockModel):
+class PiLiBBase(MonotoneMixin, ShapeMixin, BlockModel):
     """PiLiB's hyper-parameters and schedule, shared by `PiLiBRegressor` and
     `PiLiBClassifier`; see their docstrings."""
 
@@ -79,6 +86,7 @@ class PiLiBBase(ShapeMixin, BlockModel):
         **PENALTY_CONSTRAINTS,
         **ADDITIVE_CONSTRAINTS,
         "sigma": SIGMA,
+        "monotone_constraints": MONOTONE_CONSTRAINTS,
     }
 
     def __init__(
@@ -112,6 +120,7 @@ class PiLiBBase(ShapeMixin, BlockModel):
         categorical_features=None,
         verbose=False,
         n_bags=1,
+        monotone_constraints=None,
     ):
         self.gamma = gamma
         self.knots = knots
@@ -142,6 +151,18 @@ class PiLiBBase(ShapeMixin, BlockModel):
         self.categorical_features = categorical_features
         self.verbose = verbose
         self.n_bags = n_bags
+        self.monotone_constraints = monotone_constraints
+
+    def _build_deep(self, n_features, seeds):
+        """The gated blocks; a monotone-constrained feature's gates start closed
+        (`pilid.models.monotone`: its input is 0 anyway, so no block lists it)."""
+        blocks = super()._build_deep(n_features, seeds)
+        closed = self._constrained()
+        if closed.any():
+            gates = blocks.gates
+            with torch.no_grad():
+                gates.loc[:, :, torch.as_tensor(closed)] = CLOSED_LOG_ALPHA / gates.lr_scale
+        return blocks
 
     def _penalty(self, log_alpha: torch.Tensor) -> torch.Tensor:
         return pilib_order_penalty(log_alpha, int(self.max_order), float(self.lambda0))
@@ -201,10 +222,13 @@ categorical_features, verbose
         (`pilid.models.bagging`): predictions and shapes are the members' means,
         `interaction_grid` adds the members' spread (``std``, ``lower``, ``upper``; a member
         without the pair adds 0), `interactions_` lists the groups that at least half of the
-        members list; the block attributes are the members' (`estimators_`).
+        members list; the block attributes are the members' (`estimators_`)."""
+    + MONOTONE_DOC
+    + """
 
     Attributes
     ----------"""
+    + MONOTONE_ATTRIBUTE_DOC
     + BLOCK_ATTRIBUTES_DOC
     + ADDITIVE_ATTRIBUTES_DOC
     + FITTED_ATTRIBUTES_DOC
@@ -223,11 +247,13 @@ class PiLiBClassifier(ClassifierOutput, PiLiBBase):  # noqa: D101 (its __doc__ i
     )
 
 
-def plot_interaction(estimator, i, j, ax=None, grid: int = 50, X=None):
-    """Heat map of a fitted PiLiB/NIT estimator's joint effect of features i and j (Figure 5)."""
+def plot_interaction(estimator, i, j, ax=None, grid: int = 50, X=None, target=None):
+    """Heat map of a fitted PiLiB/NIT estimator's joint effect of features i and j (Figure 5);
+    returns the axes (`pilid.models.displays.InteractionDisplay`; ``target``: the class drawn
+    for a model of K > 2 classes)."""
     if not isinstance(estimator, BlockModel):
         raise PilidError(
             "plot_interaction needs a fitted PiLiB or NIT estimator, got "
             f"{type(estimator).__name__}"
         )
-    return estimator.plot_interaction(i, j, ax=ax, grid=grid, X=X)
+    return estimator.plot_interaction(i, j, ax=ax, grid=grid, X=X, target=target)

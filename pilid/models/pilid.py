@@ -9,6 +9,12 @@ the additive component (the paper's MLP baseline). Both families are `NeuralEsti
 
 from __future__ import annotations
 
+from pilid.models.monotone import (
+    MONOTONE_ATTRIBUTE_DOC,
+    MONOTONE_CONSTRAINTS,
+    MONOTONE_DOC,
+    MonotoneMixin,
+)
 from pilid.models.neural import (
     ADDITIVE_ATTRIBUTES_DOC,
     ADDITIVE_CONSTRAINTS,
@@ -114,7 +120,14 @@ _PILID_DOC = (
         ``"cpu"``, ``"cuda"``, ...; ``"auto"``: CUDA when present.
     categorical_features : sequence of int or str, boolean mask or None, default=None
         Categorical columns (indices, names or a mask); pandas category, object and string
-        columns are categorical anyway.
+        columns are categorical anyway. Shapes and explanations show a category by its level
+        as given (a numeric column named here by its values); a category not seen in fit gets
+        its feature's average contribution (0) and a `UnseenCategoryWarning`. X may hold NaN
+        (a missing value, in any column; inf is refused): a feature with NaN in fit gets its
+        own learned contribution for NaN (EBM's ``missing='separate'``; `shape_functions`
+        shows it as a row with ``x`` NaN) and the deep part a neutral value and a missing
+        indicator; NaN at prediction in a feature without NaN in fit gets that feature's
+        average contribution (0) and a `UnseenMissingWarning` (`pilid.models.inputs`).
     verbose : bool, default=False
         A progress bar with the epoch losses.
     n_bags : int, default=16
@@ -122,10 +135,13 @@ _PILID_DOC = (
         k members, each on a bootstrap sample of the training rows with its own seed and early
         stopping, trained as one batched ensemble; predictions, contributions and shapes are the
         members' means (classification: the mean logit), `shape_functions` adds the members'
-        spread (``std``, ``lower``/``upper`` = 2.5/97.5 percentiles).
+        spread (``std``, ``lower``/``upper`` = 2.5/97.5 percentiles)."""
+    + MONOTONE_DOC
+    + """
 
     Attributes
     ----------"""
+    + MONOTONE_ATTRIBUTE_DOC
     + ADDITIVE_ATTRIBUTES_DOC
     + FITTED_ATTRIBUTES_DOC
 )
@@ -142,7 +158,7 @@ _EXAMPLE = """
 """
 
 
-class PiLiDBase(ShapeMixin, NeuralEstimator):
+class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
     """PiLiD's hyper-parameters and training (Algorithm 1), shared by `PiLiDRegressor` and
     `PiLiDClassifier`; see their docstrings."""
 
@@ -153,6 +169,7 @@ class PiLiDBase(ShapeMixin, NeuralEstimator):
         **BAG_CONSTRAINTS,
         "hidden_layers": [HIDDEN_LAYERS, None],  # None: the additive component alone
         "sigma": SIGMA,
+        "monotone_constraints": MONOTONE_CONSTRAINTS,
     }
 
     def __init__(
@@ -177,6 +194,7 @@ class PiLiDBase(ShapeMixin, NeuralEstimator):
         categorical_features=None,
         verbose=False,
         n_bags=LIBRARY_DEFAULTS["n_bags"],
+        monotone_constraints=None,
     ):
         self.gamma = gamma
         self.knots = knots
@@ -198,6 +216,7 @@ class PiLiDBase(ShapeMixin, NeuralEstimator):
         self.categorical_features = categorical_features
         self.verbose = verbose
         self.n_bags = n_bags
+        self.monotone_constraints = monotone_constraints
 
 
 class PiLiDRegressor(RegressorOutput, PiLiDBase):  # noqa: D101 (its __doc__ is assigned)
@@ -267,7 +286,8 @@ _MLP_DOC = (
     """
 
     The paper's MLP baseline: PiLiD's deep component alone (Eq. 6-8), trained the same way,
-    with the paper's six layers by default.
+    with the paper's six layers by default. It has no piecewise-linear part to constrain, so it
+    takes no ``monotone_constraints`` (PiLiD and PiLiB do).
 
     Parameters
     ----------

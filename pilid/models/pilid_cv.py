@@ -12,20 +12,25 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from copy import deepcopy
 from dataclasses import replace
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+import sklearn
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.metrics import check_scoring, get_scorer_names
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods
+from sklearn.utils.metadata_routing import get_routing_for_object
 from sklearn.utils.validation import check_is_fitted
 
 from pilid.errors import PilidError, TrainingDivergedError, TrainingDivergedWarning
-from pilid.models.inputs import binary_target
+from pilid.models.monotone import MONOTONE_CONSTRAINTS
+from pilid.models.multiclass import class_target
 from pilid.models.params import N_JOBS, ParamError, Satisfies, Whole, validate_params
 from pilid.models.pilid import PiLiDClassifier, PiLiDRegressor
+from pilid.models.sample_weight import check_weights
 from pilid.nn.piecewise import is_pieces
 from pilid.train import fit_batched
 from pilid.train.divergence import lr_advice
@@ -107,8 +112,9 @@ class _FlagDiverged:
     flagged in ``diverged_`` instead of raising, so that `_DropDiverged` scores it NaN and the
     search ranks it last (the candidate is dropped, not the whole search)."""
 
-    def fit(self, X, y):
-        fit_batched([self], [X], [y], on_divergence="flag")
+    def fit(self, X, y, sample_weight=None):
+        weights = None if sample_weight is None else [sample_weight]
+        fit_batched([self], [X], [y], on_divergence="flag", sample_weights=weights)
         return self
 
 
@@ -136,6 +142,10 @@ class _DropDiverged:
             return np.nan
         return self.scorer(estimator, X, y, **kwargs)
 
+    def get_metadata_routing(self):
+        """The wrapped scorer's requests (``sample_weight`` when weighted, see `fit`)."""
+        return get_routing_for_object(self.scorer)
+
 
 class PiLiDCVBase(BaseEstimator):
     """Shared by `PiLiDRegressorCV` and `PiLiDClassifierCV`; see their docstrings."""
@@ -154,6 +164,7 @@ class PiLiDCVBase(BaseEstimator):
         "n_jobs": [*N_JOBS, None],
         "random_state": ["random_state"],
         "estimator_params": [dict, None],
+        "monotone_constraints": MONOTONE_CONSTRAINTS,
     }
 
     def __init__(
@@ -166,6 +177,7 @@ class PiLiDCVBase(BaseEstimator):
         n_jobs=None,
         random_state=None,
         estimator_params=None,
+        monotone_constraints=None,
     ):
         self.gammas = gammas
         self.lams = lams
@@ -175,18 +187,23 @@ class PiLiDCVBase(BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.estimator_params = estimator_params
+        self.monotone_constraints = monotone_constraints
 
     # ------------------------------------------------------------ the search
     def _estimator(self):
         """The wrapped PiLiD with `estimator_params` and `random_state` (gamma, lam: defaults)."""
         return self._estimator_class(
-            **(self.estimator_params or {}), random_state=self.random_state
+            **(self.estimator_params or {}),
+            random_state=self.random_state,
+            monotone_constraints=self.monotone_constraints,
         )
 
     def _candidate(self):
         """The wrapped PiLiD as the search fits it: a diverged fit is dropped, not raised."""
         return self._candidate_class(
-            **(self.estimator_params or {}), random_state=self.random_state
+            **(self.estimator_params or {}),
+            random_state=self.random_state,
+            monotone_constraints=self.monotone_constraints,
         )
 
     def _lr_advice(self) -> str:
@@ -231,7 +248,7 @@ class PiLiDCVBase(BaseEstimator):
         params = dict(self.estimator_params or {})
         name = self._estimator_class.__name__
         grid_keys = self._grid_keys()
-        searched = sorted(set(params) & {*grid_keys, "random_state"})
+        searched = sorted(set(params) & {*grid_keys, "random_state", "monotone_constraints"})
         if searched:
             key = searched[0]
             where = grid_keys.get(key, key)
@@ -267,37 +284,57 @@ class PiLiDCVBase(BaseEstimator):
         """Refuse a target the wrapped PiLiD refuses before the folds are drawn (classification:
         the labels' one-line errors, not the splitter's)."""
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Choose (gamma, lam) by `cv`-fold cross-validation on (X, y), then refit the wrapped
-        PiLiD with them on all of (X, y). Returns self."""
+        PiLiD with them on all of (X, y). Returns self.
+
+        ``sample_weight`` (n,): each candidate is fitted with the weights of its training
+        folds, each fold is scored with those of its held-out rows (a scorer name; a callable
+        scorer gets them if it asks, ``set_score_request(sample_weight=True)``), and the refit
+        takes all of them (scikit-learn's metadata routing, on for this search alone).
+        """
         self._check_params()
         if y is None:
             raise PilidError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         self._check_target(y)
+        weights = check_weights(self, sample_weight, X)
         for attr in _FITTED:
             self.__dict__.pop(attr, None)
         grid_keys = self._grid_keys()
         grid = {key: list(getattr(self, attr)) for key, attr in grid_keys.items()}
         scoring = self._default_scoring if self.scoring is None else self.scoring
+        if self.scoring is None and len(np.unique(np.asarray(y))) > 2 and is_classifier(self):
+            scoring = "roc_auc_ovr"  # K > 2 classes: macro one-vs-rest AUC
         scorer = check_scoring(self._estimator(), scoring=scoring)
-        search = GridSearchCV(
-            self._candidate(),
-            grid,
-            scoring=_DropDiverged(scorer),  # a diverged candidate scores NaN: ranked last
-            n_jobs=self.n_jobs,
-            refit=False,  # refit below with the wrapped class itself
-            cv=self._splitter(),
-            error_score="raise",  # a bad X or y: the wrapped PiLiD's one-line error, not NaN
-        )
-        with warnings.catch_warnings():  # dropped candidates get one warning of ours
+        fit_params = {} if weights is None else {"sample_weight": weights}
+        # With weights, scikit-learn's metadata routing takes them to every candidate's fit
+        # (its training folds) and to the scorer (its held-out rows), for this search alone.
+        with (
+            sklearn.config_context(enable_metadata_routing=weights is not None),
+            warnings.catch_warnings(),  # dropped candidates get one warning of ours
+        ):
             warnings.filterwarnings("ignore", "One or more of the test scores are non-finite")
-            search.fit(X, y)
+            candidate, fold_scorer = self._candidate(), scorer
+            if weights is not None:
+                candidate.set_fit_request(sample_weight=True)
+                if hasattr(scorer, "set_score_request"):
+                    fold_scorer = deepcopy(scorer).set_score_request(sample_weight=True)
+            search = GridSearchCV(
+                candidate,
+                grid,
+                scoring=_DropDiverged(fold_scorer),  # a diverged candidate scores NaN: last
+                n_jobs=self.n_jobs,
+                refit=False,  # refit below with the wrapped class itself
+                cv=self._splitter(),
+                error_score="raise",  # a bad X or y: the wrapped PiLiD's one-line error
+            )
+            search.fit(X, y, **fit_params)
         self._dropped(search.cv_results_, int(search.n_splits_))
         best = self._estimator().set_params(**search.best_params_)
         try:
-            best.fit(X, y)
+            best.fit(X, y, **fit_params)
         except TrainingDivergedError:
             text = _params_text(search.best_params_)
             raise TrainingDivergedError(
@@ -377,7 +414,7 @@ def _params_text(params: dict) -> str:
 
 
 class _WrappedTags:
-    """The wrapped PiLiD's tags (input, determinism, binary only) on top of the task mixin's;
+    """The wrapped PiLiD's tags (input, determinism, classes) on top of the task mixin's;
     first in the bases, since `ClassifierMixin` resets `classifier_tags`."""
 
     def __sklearn_tags__(self):
@@ -395,7 +432,8 @@ _CV_DOC = """
     The grid is searched by K-fold cross-validation on the rows given to `fit` alone
     (scikit-learn's `GridSearchCV`), then {name} is refit with the best point on all of them.
     Prediction, `score`, `decompose`, `feature_contributions`, `shape_functions`, `plot_shapes`,
-    `n_features_in_` and `feature_names_in_` are the refit model's.
+    `n_features_in_` and `feature_names_in_` are the refit model's. ``fit(X, y, sample_weight)``
+    weights every candidate's fit, each fold's score and the refit.
 
     Parameters
     ----------
@@ -418,7 +456,11 @@ _CV_DOC = """
         Seeds the folds and every PiLiD fit (the search's and the refit's).
     estimator_params : dict or None, default=None
         Any other parameters of {name} (e.g. ``hidden_layers``, ``epochs``, ``knots``,
-        ``device``), passed to every fit; not gamma, lam or random_state.
+        ``device``), passed to every fit; not gamma, lam, random_state or
+        monotone_constraints.
+    monotone_constraints : dict, list or None, default=None
+        Passed to every fit of {name} (`pilid.models.monotone`): +1/-1 per feature makes the
+        prediction non-decreasing/non-increasing in it, for every row.
 
     Attributes
     ----------
@@ -449,7 +491,7 @@ _CV_DOC = """
     """
 
 _CLASSES_DOC = """
-    classes_ : ndarray of shape (2,)
+    classes_ : ndarray of shape (n_classes,)
         The refit model's class labels (its `decision_function` and `predict_proba` too)."""
 
 
@@ -464,10 +506,11 @@ class PiLiDRegressorCV(_WrappedTags, RegressorMixin, PiLiDCVBase):  # noqa: D101
 
 class PiLiDClassifierCV(_WrappedTags, ClassifierMixin, PiLiDCVBase):  # noqa: D101 (its __doc__ is assigned)
     __doc__ = (
-        "PiLiD binary classification with gamma and lam chosen by inner cross-validation."
+        "PiLiD classification (two or more classes) with gamma and lam chosen by inner "
+        "cross-validation."
         + _CV_DOC.format(
             splitter="StratifiedKFold",
-            scoring="roc_auc",
+            scoring="roc_auc``, or with K > 2 classes ``roc_auc_ovr",
             name="PiLiDClassifier",
             classes=_CLASSES_DOC,
         )
@@ -479,7 +522,7 @@ class PiLiDClassifierCV(_WrappedTags, ClassifierMixin, PiLiDCVBase):  # noqa: D1
     _splitter_class = StratifiedKFold
 
     def _check_target(self, y) -> None:
-        binary_target(self._estimator(), y)  # "Unknown label type" / binary only, one line
+        class_target(self._estimator(), y)  # "Unknown label type" / one class, one line
 
     @property
     def classes_(self) -> np.ndarray:

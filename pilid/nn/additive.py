@@ -25,16 +25,21 @@ from pilid.errors import PilidError
 # matrix: small enough to leave a well-posed least-squares fit unchanged, large enough to make
 # collinear columns (e.g. a 0/1 feature cut into many pieces) solvable.
 LSTSQ_RIDGE = 1e-6
+#: A monotone-constrained piece starts at least this far from a zero slope (`monotone_slopes`):
+#: |w| has no gradient at exactly 0, so a piece started there would never move.
+MONOTONE_START_FLOOR = 1e-3
 
 
 def piecewise_terms(
-    v: torch.Tensor, starts: torch.Tensor, col: torch.Tensor, frac: torch.Tensor
+    v: torch.Tensor, starts: torch.Tensor, col: torch.Tensor, frac: torch.Tensor, *_missing
 ) -> torch.Tensor:
     """Per feature sum_k v_k phi_k(x) (T, B, m) from compact Phi (`pilid.nn.piecewise.phi_compact`).
 
     With cs the cumulative sum of the piece weights v (T, P), feature j's sum for a row whose
     value lies on column g with fraction f is cs[g] - (1 - f) v[g] - cs[start_j - 1]: all pieces
-    before g count fully, g by f (Definition 2).
+    before g count fully, g by f (Definition 2). A missing (or unseen) cell, column start_j
+    and fraction 0, gives 0; the indicators that may follow ``frac`` in compact Phi
+    (`pilid.nn.piecewise.phi_compact`) are accepted and ignored here.
     """
     T, B, m = col.shape
     cs = torch.cumsum(v, 1)
@@ -49,6 +54,18 @@ class AdditiveEnsemble(nn.Module):
 
     Inputs are Phi in compact form, ``phi = (col, frac)``, each (T, B, m)
     (`pilid.nn.piecewise.phi_compact`); the result equals ``Phi @ (omega w) + sum omega b``.
+    With missing values Phi has a third part ``miss`` (T, B, m) (and at prediction possibly a
+    fourth, ``unseen``) and `nan_value` (T, m) adds feature j's learned value where x_j is NaN
+    (`missing_terms`); its piecewise part is 0 there.
+
+    Monotone constraints (beyond the paper): `sign` (T, P), one of -1, 0, +1 per piece (its
+    feature's constraint, 0: none), makes u_j monotone by construction, not by a penalty. A
+    constrained piece's weight enters Eq. 10 as ``sign_k * |w_k|`` and its feature's omega as
+    ``|omega_j|`` (`slopes`, `effective`), so every piece's slope omega_j w_k has the sign of the
+    constraint whatever the parameters are; each phi_k is non-decreasing in x (Definition 2),
+    hence u_j is monotone in that direction. The `w` given for such a piece is its starting
+    slope: one of the wrong sign (e.g. from the least squares) starts at
+    `MONOTONE_START_FLOOR` in the right direction. Without `sign` (None) nothing changes.
     """
 
     def __init__(
@@ -60,6 +77,8 @@ class AdditiveEnsemble(nn.Module):
         b: torch.Tensor | None = None,
         omega: torch.Tensor | None = None,
         starts: torch.Tensor | None = None,
+        sign: torch.Tensor | None = None,
+        nan_value: torch.Tensor | None = None,
     ):
         super().__init__()
         T, P = feature.shape
@@ -77,32 +96,86 @@ class AdditiveEnsemble(nn.Module):
                 ]
             )
         self.register_buffer("starts", starts.to(torch.long))
+        # Monotone constraints (beyond the paper): see `monotone_slopes`; None (no constraint)
+        # leaves every computation as it was.
+        self.register_buffer("sign", None if sign is None else sign.to(w.dtype) * self.mask)
+        self.register_buffer("omega_abs", None)
+        if self.sign is not None:
+            signed = torch.zeros(T, self.n_features, dtype=w.dtype, device=w.device)
+            signed = signed.scatter_add(1, self.feature, self.sign.abs()) > 0
+            self.omega_abs = signed  # features whose omega enters as |omega|
+            w = torch.where(self.sign != 0, (self.sign * w).clamp_min(MONOTONE_START_FLOOR), w)
         self.w = nn.Parameter(w * self.mask)
         self.b = nn.Parameter(torch.zeros(T, P, dtype=w.dtype) if b is None else b * self.mask)
         self.omega = nn.Parameter(
             torch.ones(T, self.n_features, dtype=w.dtype) if omega is None else omega
         )
+        # Missing values (beyond the paper): u_j(NaN) = constant_j + nan_value_j, learned; None
+        # when no feature had missing values (then nothing changes). See `missing_terms`.
+        self.register_parameter(
+            "nan_value", None if nan_value is None else nn.Parameter(nan_value.to(w.dtype))
+        )
+        # u_j of a value not seen in fit (NaN in a feature without missing values, a new
+        # category): constant_j + unseen_value_j; set by the estimators after training so that
+        # it is u_j's training mean (`pilid.models.neural`); None: the constant alone.
+        self.register_buffer("unseen_value", None)
+
+    def _omega(self) -> torch.Tensor:
+        """omega (T, m) as it enters Eq. 10: |omega_j| for a monotone-constrained feature."""
+        if self.sign is None:
+            return self.omega
+        return torch.where(self.omega_abs, self.omega.abs(), self.omega)
+
+    def slopes(self) -> torch.Tensor:
+        """The per-piece weights w_k (T, P) as they enter Eq. 10 (`monotone_slopes`)."""
+        if self.sign is None:
+            return self.w
+        return torch.where(self.sign != 0, self.sign * self.w.abs(), self.w)
 
     def effective(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-piece weight omega_j w_k (T, P) and per-trial constant sum_k omega_j b_k (T,)."""
-        om = torch.gather(self.omega, 1, self.feature)
-        return self.w * om, (self.b * self.mask * om).sum(1)
+        if self.sign is None:
+            om = torch.gather(self.omega, 1, self.feature)
+            return self.w * om, (self.b * self.mask * om).sum(1)
+        om = torch.gather(self._omega(), 1, self.feature)
+        return self.slopes() * om, (self.b * self.mask * om).sum(1)
 
-    def forward(self, phi: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    def missing_terms(self, phi: tuple[torch.Tensor, ...]) -> torch.Tensor | None:
+        """Each feature's contribution of missing / unseen cells (T, B, m), or None for none.
+
+        ``miss * nan_value + unseen * unseen_value`` from the indicators of compact Phi
+        (`pilid.nn.piecewise.phi_compact`): such a cell's piecewise part is 0, so u_j(NaN) is
+        feature j's constant plus its `nan_value` (missing values: EBM's ``missing='separate'``).
+        """
+        out = None
+        nan_value = getattr(self, "nan_value", None)
+        if len(phi) > 2 and nan_value is not None:
+            out = phi[2] * nan_value.unsqueeze(1)
+        unseen_value = getattr(self, "unseen_value", None)
+        if len(phi) > 3 and unseen_value is not None:
+            extra = phi[3] * unseen_value.unsqueeze(1)
+            out = extra if out is None else out + extra
+        return out
+
+    def forward(self, phi: tuple[torch.Tensor, ...]) -> torch.Tensor:
         """The additive output sum_j u_j(x_j) + constant (Eq. 10), (T, B), from Phi's parts."""
         v, c = self.effective()
-        return piecewise_terms(v, self.starts, *phi).sum(2) + c.unsqueeze(1)
+        out = piecewise_terms(v, self.starts, *phi).sum(2) + c.unsqueeze(1)
+        missing = self.missing_terms(phi)
+        return out if missing is None else out + missing.sum(2)
 
     def constants(self) -> torch.Tensor:
         """Each feature's constant omega_j sum_k b_k (T, m)."""
-        om = torch.gather(self.omega, 1, self.feature)
+        om = torch.gather(self._omega(), 1, self.feature)
         const = torch.zeros(self.omega.shape, dtype=self.w.dtype, device=self.w.device)
         return const.scatter_add(1, self.feature, self.b * self.mask * om)
 
-    def terms(self, phi: tuple[torch.Tensor, torch.Tensor]) -> torch.Tensor:
+    def terms(self, phi: tuple[torch.Tensor, ...]) -> torch.Tensor:
         """Each feature's marginal value u_j(x) (T, B, m); sums to `forward` over features."""
         v, _ = self.effective()
-        return piecewise_terms(v, self.starts, *phi) + self.constants().unsqueeze(1)
+        out = piecewise_terms(v, self.starts, *phi) + self.constants().unsqueeze(1)
+        missing = self.missing_terms(phi)
+        return out if missing is None else out + missing
 
 
 def ridge_solve(
@@ -110,6 +183,7 @@ def ridge_solve(
     target: torch.Tensor,
     ridge: float = LSTSQ_RIDGE,
     names: Sequence[str] | None = None,
+    weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Least squares of `target` (T, n) on `phi` (T, n, P) with an intercept, for T trials.
 
@@ -119,12 +193,26 @@ def ridge_solve(
     precision, the factorisation in float64. Returns the weights (T, P) and the intercept (T,)
     so that predictions are ``phi @ w + intercept``. `names` (one per Phi column: its feature's
     name) lets a failure name the columns involved.
+
+    `weights` (T, n), non-negative sample weights (None: unweighted, the computation above):
+    weighted least squares, with weighted means and the Gram matrix Phi_c^T W Phi_c (and
+    Phi_c^T W y_c); the ridge stays relative to its mean diagonal, so scaling every weight
+    changes nothing and integer weights equal repeated rows.
     """
-    mean_phi = phi.mean(1, keepdim=True)
-    mean_y = target.mean(1, keepdim=True)
-    phi_c = phi - mean_phi
-    gram = torch.bmm(phi_c.transpose(1, 2), phi_c).double()
-    rhs = torch.bmm(phi_c.transpose(1, 2), (target - mean_y).unsqueeze(-1)).double()
+    if weights is None:
+        mean_phi = phi.mean(1, keepdim=True)
+        mean_y = target.mean(1, keepdim=True)
+        phi_c = phi - mean_phi
+        phi_w = phi_c
+    else:
+        weights = weights.to(phi.dtype)
+        total = weights.sum(1, keepdim=True)
+        mean_phi = torch.bmm(weights.unsqueeze(1), phi) / total.unsqueeze(-1)
+        mean_y = (weights * target).sum(1, keepdim=True) / total
+        phi_c = phi - mean_phi
+        phi_w = phi_c * weights.unsqueeze(-1)
+    gram = torch.bmm(phi_w.transpose(1, 2), phi_c).double()
+    rhs = torch.bmm(phi_w.transpose(1, 2), (target - mean_y).unsqueeze(-1)).double()
     P = phi.shape[2]
     diag = torch.diagonal(gram, dim1=1, dim2=2)
     r = ridge * diag.mean(1).clamp_min(1e-12) + 1e-12
@@ -173,6 +261,7 @@ def lstsq_init(
     target: torch.Tensor,
     mask: torch.Tensor,
     names: Sequence[str] | None = None,
+    weights: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Algorithm 1's least-squares start: w from `ridge_solve`, the intercept spread over b.
 
@@ -180,9 +269,33 @@ def lstsq_init(
     intercept, which is spread evenly over the per-piece biases b (the paper's footnote splits
     w_0 into constant terms of the marginal value functions). With omega = 1 the component's
     output is then exactly the least-squares prediction. Returns (w (T, P), b (T, P)).
-    `names` (one per Phi column) is handed to `ridge_solve` for its error message.
+    Missing values: `phi` (T, n, P + k) may end with k indicator columns (1.0 where a feature
+    with missing values is NaN), P being ``mask.shape[1]``; they enter the least squares with
+    the Phi columns and their weights come back third, (w, b, nan_w (T, k)): the start of
+    `AdditiveEnsemble`'s ``nan_value`` (the prediction is again exactly the least squares').
+    `names` (one per Phi column) is handed to `ridge_solve` for its error message, `weights`
+    (T, n; sample weights, None: unweighted) for a weighted least squares.
     """
-    w, intercept = ridge_solve(phi, target, names=names)
+    P = mask.shape[1]
+    w, intercept = ridge_solve(phi, target, names=names, weights=weights)
     n_real = mask.sum(1, keepdim=True).clamp_min(1.0)
     b = mask * (intercept.unsqueeze(1) / n_real)
+    if phi.shape[2] > P:  # missing-value indicator columns after Phi's P: their weights too
+        return w[:, :P] * mask, b, w[:, P:]
     return w * mask, b
+
+
+def monotone_start(
+    phi: torch.Tensor, w: torch.Tensor, b: torch.Tensor, sign: torch.Tensor, mask: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """`lstsq_init`'s start (w, b), each (T, P), made to respect monotone constraints.
+
+    The slope of a piece with ``sign`` (T, P) +1/-1 whose least-squares value has the other sign
+    is set to 0 (`AdditiveEnsemble` then starts it at `MONOTONE_START_FLOOR`); the change of the
+    mean prediction over the rows of `phi` (T, n, P) is taken out of the biases b, so the start
+    still predicts the target's mean.
+    """
+    clamped = torch.where(sign != 0, sign * (sign * w).clamp_min(0.0), w)
+    shift = (phi.mean(1) * (clamped - w)).sum(1, keepdim=True)  # (T, 1)
+    n_real = mask.sum(1, keepdim=True).clamp_min(1.0)
+    return clamped * mask, b - mask * shift / n_real

@@ -11,7 +11,11 @@ effect into the additive part after training, in the generalised functional-ANOV
 (Hooker 2007): the deep output on the training rows is projected (least squares, centred) onto
 the span of Phi, i.e. onto the additive piecewise-linear functions; the projection is added to
 the additive part and subtracted from the deep part. The model's output is unchanged; the
-purified deep part has no piecewise-linear main effect left on the training data.
+purified deep part has no piecewise-linear main effect left on the training data. With monotone
+constraints (`pilid.nn.additive.AdditiveEnsemble`'s ``sign``) the projection uses the Phi columns
+of the unconstrained features alone: a constrained feature's shape never takes a shift (which
+could break its monotonicity); the deep part does not see such a feature anyway (the estimators
+give it a constant input).
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ from pilid.nn.piecewise import phi_dense
 class PiLiDEnsemble(nn.Module):
     """Eq. (9) for T trials: ``out = additive(phi) + deep(x)``, each (T, B); either may be None.
 
-    `x` is (T, B, m); `phi` is Phi in compact form ``(col, frac)``, each (T, B, m)
-    (`pilid.nn.piecewise.phi_compact`).
+    `x` is (T, B, m') (m' = m plus one missing indicator per feature with missing values);
+    `phi` is Phi in compact form ``(col, frac)``, each (T, B, m), with missing values
+    ``(col, frac, miss)`` (and ``unseen`` after it at prediction),
+    `pilid.nn.piecewise.phi_compact`.
 
     `shift_w` (T, P) and `shift_c` (T,) hold the purified main effect: they are added to the
     additive part and subtracted from the deep part, so `forward` does not need them.
@@ -42,6 +48,12 @@ class PiLiDEnsemble(nn.Module):
         dtype = additive.w.dtype if additive is not None else torch.float32
         self.register_buffer("shift_w", torch.zeros(n_trials, P, dtype=dtype))
         self.register_buffer("shift_c", torch.zeros(n_trials, dtype=dtype))
+        # Missing values: the purified main effect of each feature's missing indicator (T, m),
+        # only when the additive part has a `nan_value` (features with missing values).
+        nan_value = None if additive is None else getattr(additive, "nan_value", None)
+        self.register_buffer(
+            "shift_nan", None if nan_value is None else torch.zeros_like(nan_value.detach())
+        )
 
     def _deep(self, x, phi):
         if getattr(self.deep, "uses_phi", False):
@@ -69,6 +81,9 @@ class PiLiDEnsemble(nn.Module):
             m = terms.shape[2]
             extra = piecewise_terms(self.shift_w, self.additive.starts, *phi)
             extra = extra + (self.shift_c / m)[:, None, None]
+            shift_nan = getattr(self, "shift_nan", None)
+            if len(phi) > 2 and shift_nan is not None:  # missing values' purified shift
+                extra = extra + phi[2] * shift_nan.unsqueeze(1)
             terms = terms + extra
             shift = extra.sum(2)
         if self.deep is not None:
@@ -78,22 +93,27 @@ class PiLiDEnsemble(nn.Module):
         return terms, deep
 
     @torch.no_grad()
-    def purify_(self, x: torch.Tensor, phi, chunk: int = 8192) -> None:
+    def purify_(self, x: torch.Tensor, phi, chunk: int = 8192, weights=None) -> None:
         """Move the deep part's main effect into the additive part (generalised fANOVA).
 
         Projects the deep output on the rows `x` (T, n, m) (compact Phi `phi`, each (T, n, m))
         onto the span of Phi (with an intercept) by ridge least squares, trial by trial, and
-        stores the projection in `shift_w`, `shift_c`. Predictions do not change.
+        stores the projection in `shift_w`, `shift_c`. Predictions do not change. With
+        missing values (``phi`` has the indicators ``miss``) the indicator columns of the
+        features with missing values join Phi in the projection (their share goes to
+        `shift_nan`), so the deep part keeps no main effect of missingness either. `weights`
+        (T, n; sample weights, None: unweighted) makes the projection a weighted least squares.
         """
         if self.additive is None or self.deep is None:
             return
         was_training = self.training
         self.eval()
-        col, frac = phi
+        col, frac = phi[0], phi[1]
+        miss = phi[2] if len(phi) > 2 else None  # missing-value indicators (T, n, m)
         n = x.shape[1]
         deep = torch.cat(
             [
-                self._deep(x[:, s : s + chunk], (col[:, s : s + chunk], frac[:, s : s + chunk]))
+                self._deep(x[:, s : s + chunk], tuple(p[:, s : s + chunk] for p in phi))
                 for s in range(0, n, chunk)
             ],
             dim=1,
@@ -101,9 +121,33 @@ class PiLiDEnsemble(nn.Module):
         # Remove the part already moved (purifying twice is a no-op).
         deep = deep - piecewise_terms(self.shift_w, self.additive.starts, col, frac).sum(2)
         deep = deep - self.shift_c[:, None]
+        shift_nan = getattr(self, "shift_nan", None)
+        if miss is not None and shift_nan is not None:
+            deep = deep - (miss * shift_nan.unsqueeze(1)).sum(2)
+        P = self.shift_w.shape[1]
+        sign = self.additive.sign
         for t in range(x.shape[0]):  # one dense Phi at a time keeps memory at n x P
             dense = phi_dense(col[t], frac[t], self.additive.feature[t])
-            w, c = ridge_solve(dense[None], deep[t : t + 1])
-            self.shift_w[t] += w[0] * self.additive.mask[t]
+            lacking = None  # features with missing values: their indicator columns join Phi
+            if miss is not None and shift_nan is not None:
+                lacking = torch.nonzero(miss[t].any(0)).flatten()
+                dense = torch.cat([dense, miss[t][:, lacking]], dim=1)
+            rows = None if weights is None else weights[t : t + 1]
+            if sign is not None:  # monotone features get no shift: project on the others
+                free = torch.ones(dense.shape[1], dtype=torch.bool, device=dense.device)
+                free[:P] = sign[t] == 0
+                free = torch.nonzero(free).flatten()
+                w = torch.zeros(1, dense.shape[1], dtype=dense.dtype, device=dense.device)
+                if len(free):
+                    w_free, c = ridge_solve(dense[None][:, :, free], deep[t : t + 1], weights=rows)
+                    w = w.index_copy(1, free, w_free)
+                else:  # every feature constrained: the deep part's (weighted) mean alone
+                    r = torch.ones_like(deep[t : t + 1]) if rows is None else rows
+                    c = (deep[t : t + 1] * r).sum(1) / r.sum(1)
+            else:
+                w, c = ridge_solve(dense[None], deep[t : t + 1], weights=rows)
+            self.shift_w[t] += w[0, :P] * self.additive.mask[t]
             self.shift_c[t] += c[0]
+            if lacking is not None and w.shape[1] > P:
+                shift_nan[t, lacking] += w[0, P:]
         self.train(was_training)

@@ -26,6 +26,11 @@ magnitude, and at least float32's smallest normal number, 1.2e-38) are merged: P
 float32, where such a piece could not be inverted (1 / width overflows, giving NaN). A feature whose
 whole training range is that small (e.g. zeros and one 1e-300) is thereby constant as well.
 
+Missing values (beyond the paper): NaN takes no part in the characteristic points
+(`Knots.missing` records the features that had it) and has no piece in Phi: `phi_compact` gives
+such a cell column start_j and fraction 0 (a piecewise part of 0) and a missing indicator, so
+that the additive component can learn a separate contribution for NaN (`pilid.nn.additive`).
+
 Everything is computed with whole-array operations; Phi for a dataset is built once (torch) and
 mini-batches take rows of it.
 """
@@ -84,6 +89,17 @@ class Knots:
 
     points: list[np.ndarray]
     categorical: np.ndarray
+    #: Per feature: did the training data hold NaN (missing values)? Such a feature gets a
+    #: separate learned contribution for NaN (`pilid.nn.additive.AdditiveEnsemble.nan_value`);
+    #: None (knots of earlier versions): no feature had missing values.
+    missing: np.ndarray | None = None
+
+    @property
+    def missing_mask(self) -> np.ndarray:
+        """`missing` as one bool per feature (all False when None)."""
+        if self.missing is None:
+            return np.zeros(len(self.points), dtype=bool)
+        return np.asarray(self.missing, dtype=bool)
 
     @property
     def n_features(self) -> int:
@@ -186,34 +202,102 @@ def _check_gamma(gamma, n_features: int, n_rows: int) -> np.ndarray:
     return np.asarray(gammas, dtype=np.int64)
 
 
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, q) -> np.ndarray:
+    """Quantiles `q` of `values` (n,) with frequency `weights` (>= 0, not all 0): NumPy's
+    default (linear, Hyndman & Fan's 7th) quantile of the values repeated by their weights,
+    generalised to fractional weights, operation for operation as NumPy computes it.
+
+    Sorted values v_i with cumulative weights C_i (W = C_r); position h = (W - 1) q (at most
+    W - 1); the value at position k is v_i for C_{i-1} <= k < C_i (a row of weight 0 holds
+    none); the quantile interpolates between the values at floor(h) and floor(h) + 1 as
+    NumPy's ``_lerp`` does. Whole-number weights give exactly
+    ``np.quantile(np.repeat(values, weights), q)``; unit weights ``np.quantile(values, q)``.
+    """
+    order = np.argsort(values, kind="stable")
+    v, cum = values[order], np.cumsum(weights[order])
+    last = cum[-1] - 1.0
+    h = last * np.asarray(q, dtype=np.float64)
+    lower = np.floor(h)
+    upper = lower + 1.0
+    past = h >= last  # as NumPy: at or past the last position, the largest value
+    lower, upper = np.where(past, last, lower), np.where(past, last, upper)
+    at = np.minimum(np.searchsorted(cum, np.stack([lower, upper]), side="right"), len(v) - 1)
+    a, b = v[at[0]], v[at[1]]
+    t = h - lower
+    diff = b - a
+    return np.where(t >= 0.5, b - diff * (1.0 - t), a + diff * t)
+
+
+def _frequency_weights(weights, n: int) -> np.ndarray | None:
+    """Knot weights as repeat counts: rows of weight 0 take no part; when the lightest positive
+    weight is below 1 all are scaled so that it is 1 (every kept row counts at least once)."""
+    if weights is None:
+        return None
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != (n,):
+        raise PilidError(f"weights has shape {w.shape}; give one weight per row of X ({n})")
+    if not (np.isfinite(w).all() and (w >= 0).all() and (w > 0).any()):
+        raise PilidError("weights must be finite, non-negative and not all 0; fix the weights")
+    lightest = w[w > 0].min()
+    return w / lightest if lightest < 1.0 else w
+
+
 def fit_knots(
     X: np.ndarray,
     gamma: int | Sequence[int] | str = 5,
     method: str = "uniform",
     categorical: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
 ) -> Knots:
     """Characteristic points of Definition 1 from training data `X` (n, m).
 
     `gamma`: pieces per numeric feature, one number, one per feature, or ``"auto"``
     (`auto_gamma` of the n rows of `X`).
 
+    `weights` (n,), non-negative sample weights (None: unweighted): rows of weight 0 are left
+    out (as if dropped, also from the range and the categories), and ``quantile`` takes the
+    weighted quantiles of `weighted_quantile`, the weights read as repeat counts (scaled up
+    so that the lightest positive one is 1 when it is below 1): integer weights give the
+    points of the rows repeated by their weights.
+
     Numeric feature j: ``uniform`` gives phi_j^k = alpha_j + k / gamma_j (beta_j - alpha_j),
     ``quantile`` gives the training quantiles k / gamma_j with coinciding points merged.
     Categorical feature: its sorted unique values. Points within `point_tolerance` of the one
     before them are dropped; a range within it (or zero) leaves the single point alpha_j.
+
+    NaN (a missing value) takes no part in the points: they come from the feature's other rows,
+    and `Knots.missing` records the features that had NaN. A feature with no value but NaN is
+    refused.
     """
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2 or X.shape[0] < 1:
         raise PilidError(f"X must be a non-empty 2-D array; got shape {X.shape}")
     if method not in KNOT_METHODS:
         raise PilidError(f"knots={method!r} is unknown; use one of {', '.join(KNOT_METHODS)}")
+    w = _frequency_weights(weights, X.shape[0])
+    if w is not None:  # a zero-weight row places no point
+        X, w = X[w > 0], w[w > 0]
     m = X.shape[1]
     gammas = _check_gamma(gamma, m, X.shape[0])
     cat = np.zeros(m, dtype=bool) if categorical is None else np.asarray(categorical, dtype=bool)
-    lo, hi = X.min(axis=0), X.max(axis=0)
+    nan = np.isnan(X)
+    missing = nan.any(axis=0)
+    if missing.any():  # missing values place no point
+        if nan.all(axis=0).any():
+            j = int(np.flatnonzero(nan.all(axis=0))[0])
+            raise PilidError(f"feature {j} holds only NaN (missing values); drop that column")
+        lo, hi = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+    else:
+        lo, hi = X.min(axis=0), X.max(axis=0)
     tol = point_tolerance(lo, hi)
     points = []
     for j in range(m):  # one small step per feature (not per sample)
+        if missing[j]:  # the points of this feature's rows with a value (and their weights)
+            keep = ~nan[:, j]
+            wj = None if w is None else w[keep]
+            one = fit_knots(X[keep][:, [j]], [gammas[j]], method, cat[j : j + 1], weights=wj)
+            points.append(one.points[0])
+            continue
         if cat[j]:
             p = np.unique(X[:, j])
         elif hi[j] - lo[j] <= tol[j]:
@@ -222,10 +306,13 @@ def fit_knots(
             p = lo[j] + (hi[j] - lo[j]) * np.arange(gammas[j] + 1) / gammas[j]
             p[-1] = hi[j]
             p = np.unique(p)
+        elif w is not None:
+            q = np.linspace(0.0, 1.0, gammas[j] + 1)
+            p = np.unique(weighted_quantile(X[:, j], w, q))
         else:
             p = np.unique(np.quantile(X[:, j], np.linspace(0.0, 1.0, gammas[j] + 1)))
         points.append(_merge_close(p, tol[j]))
-    return Knots(points=points, categorical=cat)
+    return Knots(points=points, categorical=cat, missing=missing if missing.any() else None)
 
 
 def compact_layout(knots: Knots, device=None, dtype=torch.float32):
@@ -248,9 +335,17 @@ def compact_layout(knots: Knots, device=None, dtype=torch.float32):
     )
 
 
-def phi_compact(X: torch.Tensor, clayout) -> tuple[torch.Tensor, torch.Tensor]:
+def phi_compact(X: torch.Tensor, clayout) -> tuple[torch.Tensor, ...]:
     """Phi of Definition 2 in compact form for `X` (n, m): the Phi column of the piece that
     holds x_ij (long, (n, m)) and the fraction of that piece below x_ij ((n, m)).
+
+    A NaN x_ij (a missing value) or +inf (the estimators' code for a category not seen in fit,
+    `pilid.models.inputs`) has no piece: its column is the feature's first and its fraction 0,
+    so its piecewise part is 0, and the tuple gains ``miss`` (n, m), 1.0 where x_ij is NaN
+    (``(col, frac, miss)``), and ``unseen`` (n, m), 1.0 where x_ij is +inf
+    (``(col, frac, miss, unseen)``, only when some value is +inf). `AdditiveEnsemble` gives
+    those cells their own contribution (`pilid.nn.additive`). Without NaN or inf the result is
+    ``(col, frac)``, computed as before.
 
     Row i of Phi is, for feature j, 1 on the pieces before that column, the fraction on it and
     0 after it, so (column, fraction) holds the same information as Phi in m instead of P
@@ -263,7 +358,15 @@ def phi_compact(X: torch.Tensor, clayout) -> tuple[torch.Tensor, torch.Tensor]:
     k = torch.minimum(k.clamp_min(0), (pieces - 1).unsqueeze(1))
     col = (k + starts.unsqueeze(1)).T.contiguous()
     frac = ((X.to(lo.dtype) - lo[col]) * inv[col]).clamp_(0.0, 1.0)
-    return col, frac
+    miss, unseen = torch.isnan(X), torch.isposinf(X)
+    if not (bool(miss.any()) or bool(unseen.any())):
+        return col, frac
+    none = miss | unseen  # no piece: first column, fraction 0 (piecewise part 0)
+    col = torch.where(none, starts.unsqueeze(0).expand_as(col), col)
+    frac = frac.masked_fill(none, 0.0)
+    if not bool(unseen.any()):
+        return col, frac, miss.to(frac.dtype)
+    return col, frac, miss.to(frac.dtype), unseen.to(frac.dtype)
 
 
 def phi_dense(col: torch.Tensor, frac: torch.Tensor, feature: torch.Tensor) -> torch.Tensor:

@@ -14,7 +14,9 @@ Nothing here trains a model: a figure without data is skipped with a printed not
 deterministic: PNG and PDF are saved without dates or version strings (``METADATA``), so a
 rebuild on the same matplotlib gives the same bytes. The figures are `matplotlib.figure.Figure`
 objects, never pyplot's: importing or running this module neither changes the user's backend
-nor opens a window, and a figure is freed when it is saved.
+nor opens a window, and a figure is freed when it is saved. Shapes and heat maps are drawn by
+the displays of `pilid.models.displays` (`ShapeDisplay`, `InteractionDisplay`), as the
+estimators' own plots are.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from matplotlib.figure import Figure
 
 from pilid.atomic import replacing
 from pilid.experiments.artefacts import GRID_KIND, artefact_path
-from pilid.models.plotting import draw_joint_effect, plain_text
+from pilid.models.displays import InteractionDisplay, ShapeDisplay, plain_text
 from pilid.report import shapes
 from pilid.report.records import newest, notice
 from pilid.tasks import LOWER_IS_BETTER, METRIC_LABELS, metric_label
@@ -198,10 +200,8 @@ def figure_simulation_shapes(
         for ax, feature in zip(axes.ravel(), features):
             grid, mean, std = average_shape(trials, feature)
             true = truth(feature, grid)
-            offset = mean.mean()
             ax.plot(grid, true - true.mean(), color="tab:blue", lw=1.5, label="actual")
-            ax.plot(grid, mean - offset, color="black", ls="--", lw=1.2, label="learned")
-            ax.fill_between(grid, mean - offset - std, mean - offset + std, color="0.6", alpha=0.35)
+            _draw_mean_shape(ax, feature, grid, mean - mean.mean(), std, LEARNED_STYLE)
             ax.set_title(plain_text(feature), fontsize=8)
             ax.tick_params(labelsize=6)
         for ax in axes.ravel()[len(features) :]:
@@ -215,6 +215,23 @@ def figure_simulation_shapes(
         fig.tight_layout()
         written += save(fig, out_dir, f"fig3_simulation_shapes_{init}")
     return written
+
+
+#: Figure 3's learned curve (the true one is solid blue) and the +-1 std band of Figures 3-4
+#: (outlined: ``lw`` None is matplotlib's default edge).
+LEARNED_STYLE = {"color": "black", "ls": "--", "lw": 1.2, "label": "learned"}
+BAND = {"color": "0.6", "alpha": 0.35, "lw": None, "label": "_nolegend_"}
+
+
+def _draw_mean_shape(ax, feature: str, grid, mean, std, style: dict) -> ShapeDisplay:
+    """A feature's mean shape over trials (on a dense `grid`) with its +-`std` band, drawn on
+    `ax` by `ShapeDisplay` (no markers, no line at 0; the caller sets title and ticks)."""
+    table = pd.DataFrame(
+        {"feature": feature, "x": grid, "value": mean, "lower": mean - std, "upper": mean + std}
+    )
+    return ShapeDisplay(table).plot(
+        ax=ax, line_kw={"marker": None, **style}, band_kw=BAND, reference_line=False
+    )
 
 
 def fig4_arms(records: pd.DataFrame, gammas=FIG4_GAMMAS) -> list[tuple[int, pd.DataFrame]]:
@@ -255,8 +272,7 @@ def figure_skill_age(
     fig = Figure(figsize=(2.8 * len(panels), 2.6))
     axes = fig.subplots(1, len(panels), squeeze=False, sharey=True)
     for ax, (gamma, (grid, mean, std), count) in zip(axes[0], panels):
-        ax.plot(grid, mean, color="black", lw=1.5)
-        ax.fill_between(grid, mean - std, mean + std, color="0.6", alpha=0.35)
+        _draw_mean_shape(ax, feature, grid, mean, std, {"color": "black", "lw": 1.5})
         ax.set_title(f"gamma={gamma} ({count} trials)", fontsize=9)
         ax.set_xlabel(plain_text(feature), fontsize=8)
         ax.tick_params(labelsize=7)
@@ -327,8 +343,8 @@ def figure_interactions(
     for ax, (feat_a, feat_b) in zip(axes[0], chosen):
         xa, xb, values, count = average_grid(found[(feat_a, feat_b)])
         title = f"{plain_text(feat_a)} x {plain_text(feat_b)} ({count} trials)"
-        draw_joint_effect(
-            ax, xa, xb, values, feat_a, feat_b, title, "interaction effect", "RdBu_r", 8, 8
+        InteractionDisplay(xa, xb, values, feat_a, feat_b).plot(
+            ax, "RdBu_r", title, "interaction effect", label_size=8, title_size=8
         )
     fig.suptitle(f"Interacting features in {plain_text(dataset)} learned by PiLiB", fontsize=10)
     fig.tight_layout()

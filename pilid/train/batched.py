@@ -19,7 +19,7 @@ import torch
 
 from pilid.device import resolve_device
 from pilid.errors import PilidError, TrainingDivergedError
-from pilid.nn.additive import AdditiveEnsemble, lstsq_init
+from pilid.nn.additive import AdditiveEnsemble, lstsq_init, monotone_start
 from pilid.nn.ensemble import PiLiDEnsemble
 from pilid.nn.piecewise import Knots, compact_layout, phi_compact, phi_dense
 from pilid.streams import STREAM_ADDITIVE, trial_generator
@@ -42,6 +42,45 @@ class Prepared:
     x_mean: np.ndarray
     x_scale: np.ndarray
     knots: Knots | None
+    #: Classification with K > 2 classes: the class whose logit this trial holds (its
+    #: least-squares start codes that class +1, the others -1); None otherwise.
+    class_index: int | None = None
+    #: Sample weights of the rows of X (statistics, validation loss); None: unweighted.
+    weight: np.ndarray | None = None
+    #: Sample weights of the rows `train_idx` (training loss, least-squares start,
+    #: purification); None: unit weights (unweighted, or a bag member's bootstrap rows).
+    train_weight: np.ndarray | None = None
+    #: Missing values: per feature, did the fit rows of X hold NaN? Such a feature gets a
+    #: learned contribution for NaN (the additive part) and a missing indicator (the deep
+    #: part's input, `deep_input`); None: no feature had missing values.
+    missing: np.ndarray | None = None
+
+
+def deep_input(X: np.ndarray, x_mean, x_scale, missing=None) -> np.ndarray:
+    """The deep part's input for rows `X` (n, m): X standardised by (`x_mean`, `x_scale`),
+    NaN (a missing value) and +inf (a category not seen in fit) at 0, i.e. the training mean
+    (a neutral value), then one missing indicator column (1.0 where NaN) per feature of
+    `missing` (bool (m,); None: none), in column order: shape (n, m + missing.sum())."""
+    with np.errstate(invalid="ignore"):  # +inf over a monotone feature's inf scale: NaN, then 0
+        z = (X - x_mean) / x_scale
+    bad = ~np.isfinite(X)
+    if bad.any():
+        z = np.where(bad, 0.0, z)
+    if missing is not None and np.any(missing):
+        z = np.concatenate([z, np.isnan(X[:, np.asarray(missing, dtype=bool)])], axis=1)
+    return z
+
+
+def _missing_of(prep: Prepared) -> np.ndarray:
+    """`Prepared.missing` as one bool per feature (all False when None)."""
+    if prep.missing is None:
+        return np.zeros(prep.X.shape[1], dtype=bool)
+    return np.asarray(prep.missing, dtype=bool)
+
+
+def deep_width(prep: Prepared) -> int:
+    """Columns of the deep part's input (`deep_input`): m, plus one per feature with NaN."""
+    return prep.X.shape[1] + (0 if prep.missing is None else int(np.sum(prep.missing)))
 
 
 class Trainable:
@@ -55,9 +94,12 @@ class Trainable:
       piecewise-linear component. With it, ``init`` ("lstsq" or "gaussian") and ``sigma`` (std
       of the Gaussian w, None: He) choose Algorithm 1's start; ``purify`` (optional, default
       False) moves the deep part's main effect into the additive part after training.
-    * ``_prepare(X, y) -> Prepared``: the checked, encoded trial data (resets fitted state).
+    * ``_prepare(X, y) -> Prepared``: the checked, encoded trial data (resets fitted state);
+      ``_prepare(X, y, sample_weight=w)`` when the trial has sample weights (`Prepared`'s
+      ``weight`` and ``train_weight``).
     * ``_build_deep(n_features, seeds) -> nn.Module | None``: the deep component for T trials
       (trial t's slice initialised from ``seeds[t]`` alone); ``forward(x (T, B, m)) -> (T, B)``
+      (``n_features`` is `deep_width`: m, plus a missing indicator per feature with NaN)
       (``forward(x, phi)`` when the module has ``uses_phi = True``).
     * ``_phases() -> list[Phase]``: the training schedule.
     * ``_train_config(n_trials) -> TrainConfig``: optimiser, penalties and the extra loss.
@@ -105,19 +147,22 @@ def _ensemble_data(preps: list[Prepared], device) -> EnsembleData:
         xs, ys = [], []
         for p in preps:
             idx = rows_of(p)
-            xs.append(torch.as_tensor((p.X[idx] - p.x_mean) / p.x_scale, dtype=torch.float32))
+            x_deep = deep_input(p.X[idx], p.x_mean, p.x_scale, p.missing)
+            xs.append(torch.as_tensor(x_deep, dtype=torch.float32))
             ys.append(torch.as_tensor(p.target[idx], dtype=torch.float32))
         x = torch.stack(xs).to(device)
         y = torch.stack(ys).to(device)
         phi = None
         if with_phi:  # Phi in compact form (Definition 2): piece column and fraction, (T, n, m)
-            cols, fracs = [], []
+            parts = []  # with missing values also the indicators `miss` (T, n, m)
+            lacking = any(p.missing is not None and np.any(p.missing) for p in preps)
             for p in preps:
                 raw = torch.as_tensor(p.X[rows_of(p)], dtype=torch.float64, device=device)
-                col, frac = phi_compact(raw, compact_layout(p.knots, device=device))
-                cols.append(col)
-                fracs.append(frac)
-            phi = (torch.stack(cols), torch.stack(fracs))
+                one = phi_compact(raw, compact_layout(p.knots, device=device))[:3]
+                if lacking and len(one) == 2:  # these rows happen to have no NaN
+                    one = (*one, torch.zeros_like(one[1]))
+                parts.append(one)
+            phi = tuple(torch.stack(part) for part in zip(*parts))
         return x, y, phi
 
     with_phi = preps[0].knots is not None
@@ -125,7 +170,18 @@ def _ensemble_data(preps: list[Prepared], device) -> EnsembleData:
     data = EnsembleData(x=x, y=y, phi=phi)
     if len(preps[0].val_idx):
         data.x_val, data.y_val, data.phi_val = stack(lambda p: p.val_idx, with_phi)
+    if any(p.train_weight is not None for p in preps):  # sample weights (None: unit)
+        data.w = _stack_weights([p.train_weight for p in preps], len(x[0]), device)
+    if len(preps[0].val_idx) and any(p.weight is not None for p in preps):
+        val_w = [None if p.weight is None else p.weight[p.val_idx] for p in preps]
+        data.w_val = _stack_weights(val_w, len(preps[0].val_idx), device)
     return data
+
+
+def _stack_weights(weights: list, n: int, device) -> torch.Tensor:
+    """(T, n) float32 sample weights of T trials, unit weights for a trial without any."""
+    rows = [np.ones(n) if w is None else w for w in weights]
+    return torch.as_tensor(np.stack(rows), dtype=torch.float32, device=device)
 
 
 def _column_names(est: Trainable, m: int) -> list[str]:
@@ -151,6 +207,16 @@ def _check_phi_finite(data: EnsembleData, names: list[str]) -> None:
         )
 
 
+def _piece_signs(est: Trainable, feature: torch.Tensor, mask: torch.Tensor):
+    """Each Phi column's monotone constraint (T, P), the sign of its feature in the estimator's
+    ``monotone_constraints_`` (+1, -1, 0: none); None when no feature is constrained."""
+    constraints = getattr(est, "monotone_constraints_", None)
+    if constraints is None or not np.any(constraints):
+        return None
+    per_feature = torch.as_tensor(np.asarray(constraints), dtype=mask.dtype, device=mask.device)
+    return per_feature[feature] * mask
+
+
 def _build_additive(est: Trainable, preps: list[Prepared], data: EnsembleData, device):
     """Algorithm 1, step 2: the additive part of every trial, least squares or Gaussian."""
     T = len(preps)
@@ -165,18 +231,36 @@ def _build_additive(est: Trainable, preps: list[Prepared], data: EnsembleData, d
     feature, mask = feature.to(device), mask.to(device)
     names = _column_names(est, m)
     _check_phi_finite(data, names)
+    sign = _piece_signs(est, feature, mask)
+    nan_value = None  # missing values: u_j(NaN) - constant_j per feature (T, m)
+    if any(p.missing is not None and np.any(p.missing) for p in preps):
+        nan_value = torch.zeros(T, m, device=device)
     if est.init == "lstsq":
         target = data.y if est._task == "regression" else 2.0 * data.y - 1.0
-        col, frac = data.phi
+        if preps[0].class_index is not None:  # K classes: one-vs-rest coding of trial t's class
+            index = torch.tensor([p.class_index for p in preps], device=data.y.device)
+            target = 2.0 * (data.y == index[:, None]).to(data.y.dtype) - 1.0
+        col, frac = data.phi[0], data.phi[1]
         ws, bs = [], []
         for t in range(T):  # one dense Phi (n x P) at a time
             dense = phi_dense(col[t], frac[t], feature[t])
-            w_t, b_t = lstsq_init(
-                dense[None],
+            design, column_names = dense, [names[j] for j in feature[t].tolist()]
+            if nan_value is not None:  # missing values: one indicator column per such feature
+                lacking = np.flatnonzero(_missing_of(preps[t]))
+                design = torch.cat([dense, data.phi[2][t][:, lacking]], dim=1)
+                column_names += [names[j] for j in lacking]
+            start = lstsq_init(
+                design[None],
                 target[t : t + 1],
                 mask[t : t + 1],
-                names=[names[j] for j in feature[t].tolist()],
+                names=column_names,
+                weights=None if data.w is None else data.w[t : t + 1],
             )
+            w_t, b_t = start[0], start[1]
+            if nan_value is not None:
+                nan_value[t, lacking] = start[2][0]
+            if sign is not None:  # monotone constraints: clamp the start's slopes
+                w_t, b_t = monotone_start(dense[None], w_t, b_t, sign[t : t + 1], mask[t : t + 1])
             ws.append(w_t)
             bs.append(b_t)
         w, b = torch.cat(ws), torch.cat(bs)
@@ -188,7 +272,7 @@ def _build_additive(est: Trainable, preps: list[Prepared], data: EnsembleData, d
             std = (2.0 / Pt) ** 0.5 if est.sigma is None else float(est.sigma)  # He: fan-in P
             w[t, :Pt] = torch.randn(Pt, generator=g) * std
         w, b = w.to(device), torch.zeros(T, P, device=device)
-    return AdditiveEnsemble(feature, mask, m, w, b)
+    return AdditiveEnsemble(feature, mask, m, w, b, sign=sign, nan_value=nan_value)
 
 
 def _unstack(est: Trainable, model: PiLiDEnsemble, t: int, prep: Prepared) -> PiLiDEnsemble:
@@ -201,21 +285,31 @@ def _unstack(est: Trainable, model: PiLiDEnsemble, t: int, prep: Prepared) -> Pi
         def sl(v):
             return v[t : t + 1, :Pt].detach().cpu().clone()
 
+        sign = None if a.sign is None else sl(a.sign)
         add = AdditiveEnsemble(
-            sl(a.feature), sl(a.mask), m, sl(a.w), sl(a.b), a.omega[t : t + 1].detach().cpu()
+            sl(a.feature),
+            sl(a.mask),
+            m,
+            sl(a.w),
+            sl(a.b),
+            a.omega[t : t + 1].detach().cpu(),
+            sign=sign,
+            nan_value=None if a.nan_value is None else a.nan_value[t : t + 1].detach().cpu(),
         )
         with torch.no_grad():  # exact copies (the constructor multiplies by the mask)
             add.w.copy_(sl(a.w))
             add.b.copy_(sl(a.b))
     deep = None
     if model.deep is not None:
-        deep = est._build_deep(m, [prep.seed])
+        deep = est._build_deep(deep_width(prep), [prep.seed])
         state = {k: v[t : t + 1].detach().cpu().clone() for k, v in model.deep.state_dict().items()}
         deep.load_state_dict(state)
     out = PiLiDEnsemble(add, deep, 1)
     if add is not None:
         out.shift_w.copy_(model.shift_w[t : t + 1, : prep.knots.n_columns].cpu())
         out.shift_c.copy_(model.shift_c[t : t + 1].cpu())
+        if out.shift_nan is not None:
+            out.shift_nan.copy_(model.shift_nan[t : t + 1].cpu())
     return out.eval()
 
 
@@ -225,15 +319,19 @@ def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
     T = len(ests)
     seeds = [p.seed for p in preps]
     additive = _build_additive(est0, preps, data, device) if est0._has_additive else None
-    deep = est0._build_deep(preps[0].X.shape[1], seeds)
+    deep = est0._build_deep(deep_width(preps[0]), seeds)  # m, + 1 per feature with NaN
     model = PiLiDEnsemble(additive, deep, T).to(device)
     cfg = est0._train_config(T)
     result = train_ensemble(model, data, est0._phases(), cfg, seeds)
     # Read-only: the trained model's loss on its training rows (eval mode, no random draws).
-    final = evaluate_loss(model, data.x, data.phi, data.y, est0._task)
-    diverged = divergence_reasons(final, data.y, result.train_loss, result.n_epochs, est0._task)
+    final = evaluate_loss(
+        model, data.x, data.phi, data.y, est0._task, classes=cfg.classes, weights=data.w
+    )
+    diverged = divergence_reasons(
+        final, data.y, result.train_loss, result.n_epochs, est0._task, cfg.classes, data.w
+    )
     if getattr(est0, "purify", False) and additive is not None and deep is not None:
-        model.purify_(data.x, data.phi)
+        model.purify_(data.x, data.phi, weights=data.w)
     for t, (est, prep) in enumerate(zip(ests, preps)):
         est.diverged_ = diverged[t]
         ne = int(result.n_epochs[t])  # the ensemble may run on after this trial finished
@@ -253,12 +351,15 @@ def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
         est._after_fit()
 
 
-def _prepare_all(ests, Xs, ys) -> list[Prepared]:
+def _prepare_all(ests, Xs, ys, ws) -> list[Prepared]:
     """Every trial's `Trainable._prepare`; a warning several trials give alike (the same text,
     e.g. a gamma too large for the rows) is shown once for the batch, not once per trial."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        preps = [est._prepare(X, y) for est, X, y in zip(ests, Xs, ys)]
+        preps = [
+            est._prepare(X, y) if w is None else est._prepare(X, y, sample_weight=w)
+            for est, X, y, w in zip(ests, Xs, ys, ws)
+        ]
     seen = set()
     for w in caught:
         key = (w.category, str(w.message))
@@ -268,9 +369,9 @@ def _prepare_all(ests, Xs, ys) -> list[Prepared]:
     return preps
 
 
-def _fit_local(ests, Xs, ys) -> list:
+def _fit_local(ests, Xs, ys, ws) -> list:
     device = resolve_device(ests[0].device)
-    preps = _prepare_all(ests, Xs, ys)
+    preps = _prepare_all(ests, Xs, ys, ws)
     m = {p.X.shape[1] for p in preps}
     if len(m) > 1:
         raise PilidError(
@@ -280,9 +381,13 @@ def _fit_local(ests, Xs, ys) -> list:
     # What trains: each estimator itself, or its bag's members (`Trainable._members`).
     units = [unit for est, p in zip(ests, preps) for unit in est._members(p)]
     # Trials stack when their training/validation row counts agree; others form own groups.
-    groups: dict[tuple[int, int], list[int]] = {}
-    for i, (_, p) in enumerate(units):
-        groups.setdefault((len(p.train_idx), len(p.val_idx)), []).append(i)
+    # The K trials of a softmax group (K classes) stay together, in order.
+    groups: dict[tuple, list[int]] = {}
+    for i, (est, p) in enumerate(units):
+        key = (len(p.train_idx), len(p.val_idx), int(getattr(est, "_softmax_classes", 1)))
+        key += (tuple(np.flatnonzero(_missing_of(p)).tolist()),)  # same missing-value columns
+        key += (p.train_weight is not None, p.weight is not None)  # weighted with weighted
+        groups.setdefault(key, []).append(i)
     for idx in groups.values():
         _fit_group([units[i][0] for i in idx], [units[i][1] for i in idx], device)
     for est in ests:
@@ -292,9 +397,9 @@ def _fit_local(ests, Xs, ys) -> list:
 
 def _fit_chunk(job):
     """One worker's share of `fit_batched`: (chunk index, its estimators fitted), one thread."""
-    index, ests, Xs, ys = job
+    index, ests, Xs, ys, ws = job
     torch.set_num_threads(1)
-    return index, _fit_local(ests, Xs, ys)
+    return index, _fit_local(ests, Xs, ys, ws)
 
 
 def _canonical(value):
@@ -312,11 +417,20 @@ def _same_params(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(_canonical(a[k]) == _canonical(b[k]) for k in a)
 
 
-def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1, on_divergence: str = "raise") -> list:
+def fit_batched(
+    estimators,
+    Xs,
+    ys,
+    n_jobs: int | None = 1,
+    on_divergence: str = "raise",
+    sample_weights=None,
+) -> list:
     """Fit T estimators of one class and hyper-parameters (`random_state` may differ), each on
     its own (X, y), as one ensemble with a leading trial dimension; returns them, fitted in place.
 
-    Trial t equals, within float tolerance, ``clone(estimators[t]).fit(Xs[t], ys[t])``.
+    Trial t equals, within float tolerance, ``clone(estimators[t]).fit(Xs[t], ys[t])`` (with
+    ``sample_weight=sample_weights[t]`` when given; weighted and unweighted trials train in
+    separate ensembles).
     ``n_jobs`` > 1 splits the trials over that many one-thread worker processes (CPU), each
     training its share as an ensemble (joblib's loky workers: unlike the runner's spawn pool,
     `pilid.parallel`, they work from a script without a ``__main__`` guard and from a notebook).
@@ -340,6 +454,9 @@ def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1, on_divergence: str =
         Worker processes (CPU); None or 1: in this process.
     on_divergence : {"raise", "flag"}, default="raise"
         What a diverged trial does.
+    sample_weights : list of array-like or None, default=None
+        Each trial's sample weights (one per row of its X, or None for an unweighted trial),
+        as ``fit(X, y, sample_weight=w)`` takes them; None: every trial unweighted.
 
     Returns
     -------
@@ -352,12 +469,18 @@ def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1, on_divergence: str =
         )
     estimators = list(estimators)
     Xs, ys = list(Xs), list(ys)
+    ws = [None] * len(Xs) if sample_weights is None else list(sample_weights)
     if not estimators:
         return []
     if not (len(estimators) == len(Xs) == len(ys)):
         raise PilidError(
             f"fit_batched got {len(estimators)} estimators, {len(Xs)} X and {len(ys)} y; pass "
             "one X and one y per estimator"
+        )
+    if len(ws) != len(Xs):
+        raise PilidError(
+            f"fit_batched got {len(ws)} sample_weights for {len(Xs)} X; pass one (an array, "
+            "or None) per estimator"
         )
     cls = type(estimators[0])
     if not isinstance(estimators[0], Trainable):
@@ -372,9 +495,9 @@ def fit_batched(estimators, Xs, ys, n_jobs: int | None = 1, on_divergence: str =
             )
     n_jobs = 1 if n_jobs is None else int(n_jobs)
     if n_jobs <= 1 or len(estimators) == 1:
-        _fit_local(estimators, Xs, ys)
+        _fit_local(estimators, Xs, ys, ws)
     else:
-        _fit_in_workers(estimators, Xs, ys, n_jobs)
+        _fit_in_workers(estimators, Xs, ys, ws, n_jobs)
     if on_divergence == "raise":
         _raise_if_diverged(estimators)
     return estimators
@@ -400,14 +523,14 @@ def _raise_if_diverged(estimators) -> None:
     raise error
 
 
-def _fit_in_workers(estimators, Xs, ys, n_jobs: int) -> None:
+def _fit_in_workers(estimators, Xs, ys, ws, n_jobs: int) -> None:
     """`fit_batched` over ``n_jobs`` one-thread loky workers, each fitting a share of the trials;
     every estimator takes its fitted copy's state."""
     from joblib import Parallel, delayed
 
     chunks = [c for c in np.array_split(np.arange(len(estimators)), n_jobs) if len(c)]
     jobs = [
-        (k, [estimators[i] for i in c], [Xs[i] for i in c], [ys[i] for i in c])
+        (k, [estimators[i] for i in c], [Xs[i] for i in c], [ys[i] for i in c], [ws[i] for i in c])
         for k, c in enumerate(chunks)
     ]
     for k, fitted in Parallel(n_jobs=len(chunks), backend="loky")(

@@ -37,36 +37,60 @@ DIVERGENCE_FACTOR = 10.0
 SAFE_LR = 0.005
 
 
-def reference_loss(task: str) -> float:
+def reference_loss(task: str, classes: int = 1) -> float:
     """The smallest loss a constant prediction is credited with: 1 (the variance of a
-    standardised target) for regression, log 2 (a coin flip's log-loss) for classification."""
+    standardised target) for regression, log 2 (a coin flip's log-loss) for classification,
+    log K for K > 2 classes (``classes``)."""
     if task not in TASKS:
         raise ValueError(f"unknown task {task!r}; use one of {TASKS}")
-    return 1.0 if task == "regression" else math.log(2.0)
+    return 1.0 if task == "regression" else math.log(max(2, classes))
 
 
-def constant_loss(y: torch.Tensor, task: str) -> torch.Tensor:
+def constant_loss(y: torch.Tensor, task: str, classes: int = 1, weights=None) -> torch.Tensor:
     """Per trial (T,), the task loss of the best constant prediction on the rows ``y`` (T, n):
     the variance (regression: predicting the mean) or the entropy of the class share
-    (classification, labels 0/1: predicting the prior)."""
+    (classification, labels 0/1: predicting the prior; ``classes`` = K > 1: y the class index,
+    the entropy of the K shares). ``weights`` (T, n): sample weights, every mean weighted."""
     y = y.double()
+    if weights is None:
+
+        def mean(v):
+            return v.mean(1)
+    else:
+        w = weights.double()
+
+        def mean(v):
+            return (v * w).sum(1) / w.sum(1).clamp_min(1e-300)
+
     if task == "regression":
-        return (y - y.mean(1, keepdim=True)).square().mean(1)
-    p = y.mean(1)
+        return mean((y - mean(y).unsqueeze(1)).square())
+    if classes > 1:
+        shares = torch.stack([mean((y == k).double()) for k in range(classes)])
+        return -torch.special.xlogy(shares, shares).sum(0)
+    p = mean(y)
     return -(torch.special.xlogy(p, p) + torch.special.xlogy(1.0 - p, 1.0 - p))
 
 
 def divergence_reasons(
-    final_loss: torch.Tensor, y: torch.Tensor, train_loss: np.ndarray, n_epochs, task: str
+    final_loss: torch.Tensor,
+    y: torch.Tensor,
+    train_loss: np.ndarray,
+    n_epochs,
+    task: str,
+    classes: int = 1,
+    weights=None,
 ) -> list[str | None]:
     """Per trial, why its training diverged (a clause for a one-line message), or None.
 
     ``final_loss`` (T,): the trained model's mean task loss on its training rows ``y`` (T, n);
     ``train_loss`` (epochs, T): the per-epoch training loss; ``n_epochs`` (T,): the epochs trial
-    t trained (its rows of ``train_loss``).
+    t trained (its rows of ``train_loss``); ``weights`` (T, n): the rows' sample weights
+    (``final_loss`` then their weighted mean, and the constant's loss weighted alike).
     """
     final = final_loss.detach().double().cpu().numpy()
-    scale = np.maximum(constant_loss(y, task).cpu().numpy(), reference_loss(task))
+    scale = np.maximum(
+        constant_loss(y, task, classes, weights).cpu().numpy(), reference_loss(task, classes)
+    )
     name = "MSE" if task == "regression" else "log-loss"
     versus = "the target's variance" if task == "regression" else "predicting the class prior"
     reasons: list[str | None] = []

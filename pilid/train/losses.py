@@ -19,13 +19,26 @@ from pilid.tasks import TASKS
 REGS = ("l1", "l2")
 
 
-def task_loss(out: torch.Tensor, y: torch.Tensor, task: str) -> torch.Tensor:
-    """Element-wise loss (T, B): squared error, or binary cross-entropy on logits (y in {0, 1})."""
+def task_loss(out: torch.Tensor, y: torch.Tensor, task: str, classes: int = 1) -> torch.Tensor:
+    """Element-wise loss (T, B): squared error, or binary cross-entropy on logits (y in {0, 1}).
+
+    ``classes`` = K > 1 (classification with K classes, beyond the paper): the T trials come
+    in softmax groups of K consecutive trials, trial k of a group holding the logit of class k
+    on the same rows, and ``y`` the class index (the same in every trial of a group). Every
+    trial of a group gets the group's cross-entropy ``logsumexp_k(out_k) - out_y`` (so it is
+    counted K times in a sum over trials; the trainer divides its gradient by K).
+    """
     if task == "regression":
         return (out - y).square()
-    if task == "classification":
+    if task != "classification":
+        raise ValueError(f"unknown task {task!r}; use one of {TASKS}")
+    if classes <= 1:
         return F.binary_cross_entropy_with_logits(out, y, reduction="none")
-    raise ValueError(f"unknown task {task!r}; use one of {TASKS}")
+    T, B = out.shape
+    logits = out.view(T // classes, classes, B)
+    true = torch.gather(logits, 1, y.view(T // classes, classes, B)[:, :1].long())
+    ce = torch.logsumexp(logits, 1) - true[:, 0]  # (groups, B)
+    return ce.repeat_interleave(classes, dim=0)
 
 
 def l1_penalty(params: Sequence[torch.Tensor]) -> torch.Tensor:

@@ -2,9 +2,11 @@
 
 Algorithm 1, step 3 of Guo et al., IJCAI 2020 ("standard mini-batch stochastic gradient
 optimisation") for an ensemble of T independent trials: the loss is the sum of the trials' own
-losses (Eq. 11: mean task loss of the mini-batch + lam * Omega), so every trial's gradient is the
-one it would get alone, and the optimiser (Adam, fused where supported) works element by element,
-so every trial's update is the one it would make alone. Each trial draws its own mini-batch
+losses (Eq. 11: mean task loss of the mini-batch + lam * Omega; with sample weights the
+weighted mean sum(w l) / sum(w) over the batch's rows, and the validation loss likewise
+weighted), so every trial's gradient is the one it would get alone, and the optimiser (Adam,
+fused where supported) works element by element, so every trial's update is the one it would
+make alone. Each trial draws its own mini-batch
 permutation from its own generator, and follows the training schedule (`Phase`s, early stopping
 on its own validation loss with best weights restored) on its own; a trial that has finished keeps
 its final weights frozen while the others go on. Hence a trial trained in a batch equals (within
@@ -29,6 +31,8 @@ from pilid.errors import PilidError
 from pilid.streams import STREAM_BATCHES, trial_generator
 from pilid.train.losses import l1_penalty, task_loss
 
+#: A batch whose sample weights are all 0 gets loss 0 (no division by 0).
+_TINY = 1e-30
 #: Optimisers of the mini-batch training (Algorithm 1, step 3); the paper uses Adam.
 OPTIMIZERS = ("adam", "sgd")
 
@@ -58,7 +62,8 @@ class EnsembleData:
 
     x: (T, n, m) deep-component input; y: (T, n); phi: Phi of Definition 2 in compact form, a
     tuple of (T, n, ...) tensors (`pilid.nn.piecewise.phi_compact`), or None. Mini-batches
-    take the same rows of every tensor.
+    take the same rows of every tensor. w / w_val: (T, n) sample weights of the training /
+    validation rows, or None (unweighted: the plain means, computed as without weights).
     """
 
     x: torch.Tensor
@@ -67,6 +72,8 @@ class EnsembleData:
     x_val: torch.Tensor | None = None
     y_val: torch.Tensor | None = None
     phi_val: tuple[torch.Tensor, ...] | None = None
+    w: torch.Tensor | None = None
+    w_val: torch.Tensor | None = None
 
 
 @dataclass
@@ -84,6 +91,8 @@ class TrainConfig:
     extra_loss: Callable | None = None
     verbose: bool = False
     desc: str = "train"
+    #: K > 1: the trials form softmax groups of K classes (`pilid.train.losses.task_loss`).
+    classes: int = 1
 
 
 @dataclass
@@ -126,8 +135,11 @@ def _where_trials(mask: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch
 
 
 @torch.no_grad()
-def evaluate_loss(model, x, phi, y, task: str, chunk: int = 4096) -> torch.Tensor:
-    """Mean task loss per trial (T,) over rows (T, n, ...), in eval mode, chunked."""
+def evaluate_loss(
+    model, x, phi, y, task: str, chunk: int = 4096, classes: int = 1, weights=None
+) -> torch.Tensor:
+    """Mean task loss per trial (T,) over rows (T, n, ...), in eval mode, chunked; with
+    `weights` (T, n) the weighted mean sum(w l) / sum(w)."""
     was = model.training
     model.eval()
     total = torch.zeros(x.shape[0], device=x.device, dtype=torch.float64)
@@ -135,8 +147,13 @@ def evaluate_loss(model, x, phi, y, task: str, chunk: int = 4096) -> torch.Tenso
     for s in range(0, n, chunk):
         part = None if phi is None else tuple(p[:, s : s + chunk] for p in phi)
         out = model(x[:, s : s + chunk], part)
-        total += task_loss(out, y[:, s : s + chunk], task).sum(1).double()
+        loss = task_loss(out, y[:, s : s + chunk], task, classes)
+        if weights is not None:
+            loss = loss * weights[:, s : s + chunk]
+        total += loss.sum(1).double()
     model.train(was)
+    if weights is not None:
+        return (total / weights.double().sum(1).clamp_min(_TINY)).to(torch.float32)
     return (total / max(n, 1)).to(torch.float32)
 
 
@@ -192,6 +209,7 @@ def train_ensemble(
     gens = [trial_generator(s, STREAM_BATCHES) for s in seeds]
     x_flat = data.x.reshape(T * n, m)
     y_flat = data.y.reshape(T * n)
+    w_flat = None if data.w is None else data.w.reshape(T * n)
     phi_flat = None
     if data.phi is not None:
         phi_flat = [p.reshape(T * n, *p.shape[2:]) for p in data.phi]
@@ -230,8 +248,13 @@ def train_ensemble(
             if phi_flat is not None:
                 phib = tuple(p.index_select(0, idx).view(T, b, *p.shape[1:]) for p in phi_flat)
             out = model(xb, phib)
-            task = task_loss(out, yb, cfg.task).mean(1)
-            loss = task
+            if w_flat is None:
+                task = task_loss(out, yb, cfg.task, cfg.classes).mean(1)
+            else:  # sample weights: the batch's weighted mean sum(w l) / sum(w)
+                wb = w_flat.index_select(0, idx).view(T, b)
+                lb = task_loss(out, yb, cfg.task, cfg.classes)
+                task = (lb * wb).sum(1) / wb.sum(1).clamp_min(_TINY)
+            loss = task if cfg.classes == 1 else task / cfg.classes  # a group's loss once
             if l1_params:
                 loss = loss + cfg.lam * l1_penalty(l1_params)
             extra = None
@@ -254,7 +277,15 @@ def train_ensemble(
         # ---- end of epoch: validation and per-trial schedule, all on the device ----
         with torch.no_grad():
             if has_val:
-                val = evaluate_loss(model, data.x_val, data.phi_val, data.y_val, cfg.task)
+                val = evaluate_loss(
+                    model,
+                    data.x_val,
+                    data.phi_val,
+                    data.y_val,
+                    cfg.task,
+                    classes=cfg.classes,
+                    weights=data.w_val,
+                )
             else:
                 val = train_loss.clone()
             active = ~done

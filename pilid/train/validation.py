@@ -18,7 +18,7 @@ def holdout_split(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Training and validation row indices (each sorted): round(fraction * n) rows validate.
 
-    With `stratified` (classification, labels 0/1) class c gives its share of the validation
+    With `stratified` (classification, labels 0..K-1) class c gives its share of the validation
     rows (largest remainders), so the validation size stays round(fraction * n). A fraction that
     leaves no validation row, or no training row, gives all rows to training.
     """
@@ -36,7 +36,7 @@ def holdout_split(
     rest = n_val - take.sum()
     take[np.argsort(-(quota - take), kind="stable")[:rest]] += 1
     val = []
-    for c in range(2):
+    for c in range(len(counts)):
         idx = np.flatnonzero(target == c)
         val.append(idx[rng.permutation(len(idx))[: take[c]]])
     val = np.sort(np.concatenate(val))

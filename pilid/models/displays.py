@@ -1,0 +1,619 @@
+"""Display objects: the one way pilid draws a shape or a pair's joint effect (matplotlib).
+
+As scikit-learn's Display objects (`sklearn.inspection.PartialDependenceDisplay`), a display
+holds the numbers it draws; a class method (`from_estimator`, `from_shapes`, `from_grid`)
+builds one and draws it, and `plot(ax=...)` draws it (again, on other axes) and keeps the drawn
+artists in attributes ending in ``_`` (``figure_``, ``axes_``, ``lines_``, ...).
+
+- `ShapeDisplay`: each feature's marginal value function u_j (Definition 3 of Guo et al.,
+  IJCAI 2020) from a tidy `shape_functions` table (``feature``, ``x``, ``value``): a
+  piecewise-linear curve through the characteristic points; a bag's spread (``lower`` /
+  ``upper``, or ``value`` +- ``std``) as a shaded band; a row whose ``x`` is NaN (the feature's
+  contribution for a missing value) as a separate marker right of the curve, at a tick labelled
+  ``NA``; a categorical feature as a step per level with the levels as tick labels; a ``class``
+  column (multiclass) as one line per class, one colour per class, with a legend.
+- `InteractionDisplay`: a pair's joint effect on a grid (``x_a``, ``x_b``, ``value``, the
+  paper's Figure 5) as a heat map coloured symmetrically about 0.
+- The waterfall of one prediction is `pilid.models.explanation.ExplanationDisplay`.
+
+The estimators' ``plot_shapes`` / ``plot_interaction`` draw through these (and return the axes,
+as they always did: the display is ``ShapeDisplay.from_estimator(est)``), and so do the
+report's Figures 3-5 (`pilid.report.figures`). Without ``ax`` a display makes a new pyplot
+figure (as scikit-learn's do, so that notebooks and sphinx-gallery show it); with ``ax`` it
+draws there and never imports pyplot (the report draws on `matplotlib.figure.Figure` objects).
+Feature names are drawn as they are written (`plain_text`): a ``$`` in a column name
+(``price $ and $ tax``) is a dollar sign, not the start of matplotlib's mathtext.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import pandas as pd
+
+from pilid.errors import PilidError
+
+__all__ = ["MISSING_LABEL", "InteractionDisplay", "ShapeDisplay", "plain_text"]
+
+#: The tick label of the marker drawn for a feature's missing values (a row with ``x`` NaN).
+MISSING_LABEL = "NA"
+#: The gap between a numeric curve's last point and its missing-value marker (share of the range).
+MISSING_GAP = 0.2
+#: What a shape's curve looks like unless ``line_kw`` says otherwise (numeric, categorical).
+LINE_STYLE = {"marker": "o", "ms": 2, "lw": 1.2}
+STEP_STYLE = {"marker": "o", "ms": 3}
+#: A bag's band unless ``band_kw`` says otherwise.
+BAND_STYLE = {"alpha": 0.25, "lw": 0}
+
+
+def plain_text(text) -> str:
+    """``text`` as matplotlib draws it literally: every ``$`` escaped (two of them would
+    otherwise start and end mathtext, and an unmatched one could fail the drawing)."""
+    return str(text).replace("$", r"\$")
+
+
+def _level_text(level) -> str:
+    """A categorical level as a tick label: ``2`` for 2.0, strings as they are."""
+    if isinstance(level, numbers.Real) and not isinstance(level, bool):
+        value = float(level)
+        return str(int(value)) if value.is_integer() else f"{value:g}"
+    return str(level)
+
+
+def _is_numeric(values: pd.Series) -> bool:
+    """Whether the non-missing ``x`` of a feature are numbers (not level labels)."""
+    kind = pd.api.types.infer_dtype(values, skipna=True)
+    return kind in ("floating", "integer", "mixed-integer-float", "decimal", "empty")
+
+
+def _new_axes(n: int, ncols: int):
+    """A new pyplot figure with a grid of `ncols` columns for `n` panels (extras hidden)."""
+    import matplotlib.pyplot as plt
+
+    ncols = max(1, min(ncols, n))
+    nrows = -(-n // ncols)
+    _, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, 2.1 * nrows), squeeze=False)
+    axes = axes.ravel()
+    for extra in axes[n:]:
+        extra.set_visible(False)
+    return axes[:n]
+
+
+def _missing_axis(ax, lo: float, hi: float, missing: float) -> None:
+    """Ticks of a numeric panel with a missing-value marker at ``missing`` (right of the curve's
+    range [lo, hi]): the usual ticks inside the range, and one labelled `MISSING_LABEL`."""
+    from matplotlib.ticker import MaxNLocator, ScalarFormatter
+
+    class Locator(MaxNLocator):
+        def tick_values(self, vmin, vmax):
+            ticks = super().tick_values(lo, hi)
+            tol = 1e-9 * max(abs(lo), abs(hi), 1.0)
+            inside = ticks[(ticks >= lo - tol) & (ticks <= hi + tol)]
+            return np.append(inside, missing)
+
+    class Formatter(ScalarFormatter):
+        def set_locs(self, locs):
+            super().set_locs([t for t in locs if t != missing])
+
+        def __call__(self, x, pos=None):
+            return MISSING_LABEL if x == missing else super().__call__(x, pos)
+
+    ax.xaxis.set_major_locator(Locator(nbins="auto", steps=[1, 2, 2.5, 5, 10]))
+    ax.xaxis.set_major_formatter(Formatter())
+
+
+class ShapeDisplay:
+    """The shape u_j of each feature, one small panel per feature (Definition 3).
+
+    Each panel draws the feature's rows of a tidy `shape_functions` table: the curve through its
+    characteristic points (linear between them, Definition 2); a bag's band between ``lower``
+    and ``upper`` (or ``value`` +- ``std``); the contribution of a missing value (the row whose
+    ``x`` is NaN) as a separate marker right of the curve, at a tick labelled ``NA``; a
+    categorical feature (flagged, or with level labels as ``x``) as a step per level with the
+    levels as tick labels; with a ``class`` column, one line per class (the colour of the
+    class's position among the table's classes) and a legend on the first panel. Build it with
+    `from_estimator` or `from_shapes`, or from a table and `plot`.
+
+    Parameters
+    ----------
+    shapes : pandas.DataFrame
+        Columns ``feature``, ``x``, ``value``; optional ``lower`` and ``upper`` (or ``std``): a
+        band; optional ``class``: one curve per class.
+    features : list of str or None, default=None
+        The features drawn, in panel order; None: every feature of `shapes`, in its order.
+    categorical : dict, sequence or None, default=None
+        The categorical features: a dict name -> bool, or a collection of names. A feature
+        whose ``x`` are not numbers (level labels) is categorical whatever this says.
+
+    Attributes
+    ----------
+    figure_ : matplotlib.figure.Figure
+        The figure drawn on (after `plot`).
+    axes_ : ndarray of matplotlib.axes.Axes, shape (n_features,)
+        One panel per feature.
+    lines_ : ndarray of matplotlib.lines.Line2D, shape (n_features, n_classes)
+        The curves (one class without a ``class`` column).
+    bands_ : ndarray of object, shape (n_features, n_classes)
+        The bands (`matplotlib.collections.PolyCollection`), None without one.
+    missing_ : ndarray of object, shape (n_features, n_classes)
+        The missing-value markers (`matplotlib.lines.Line2D`), None where the feature has no
+        row with ``x`` NaN.
+    classes_ : list
+        The classes in colour order (``[None]`` without a ``class`` column).
+    legend_ : matplotlib.legend.Legend or None
+        The classes' legend (on the first panel), None for one class.
+    """
+
+    def __init__(self, shapes: pd.DataFrame, features=None, categorical=None):
+        missing = [c for c in ("feature", "x", "value") if c not in shapes.columns]
+        if missing:
+            raise PilidError(
+                f"the shape table lacks column(s) {missing}; pass a table like "
+                "shape_functions()'s (feature, x, value)"
+            )
+        self.shapes = shapes
+        names = list(dict.fromkeys(shapes["feature"].astype(str)))
+        self.features = names if features is None else [str(f) for f in features]
+        unknown = [f for f in self.features if f not in names]
+        if unknown:
+            raise PilidError(f"unknown feature(s) {unknown}; choose from {names}")
+        if categorical is None:
+            flagged = set()
+        elif isinstance(categorical, dict):
+            flagged = {str(k) for k, v in categorical.items() if v}
+        else:
+            flagged = {str(k) for k in categorical}
+        self.categorical = {f: f in flagged for f in self.features}
+
+    @staticmethod
+    def _choose(features, names: list[str]) -> list[str] | None:
+        """`features` (names or indices into `names`) as names; None: all."""
+        if features is None:
+            return None
+        chosen = [
+            names[f]
+            if isinstance(f, numbers.Integral)
+            and not isinstance(f, bool)
+            and -len(names) <= f < len(names)
+            else str(f)
+            for f in features
+        ]
+        unknown = [f for f in chosen if f not in names]
+        if unknown:
+            raise PilidError(f"unknown feature(s) {unknown}; choose from {names}")
+        return chosen
+
+    @classmethod
+    def from_shapes(
+        cls,
+        shapes: pd.DataFrame,
+        features=None,
+        categorical=None,
+        ax=None,
+        ncols: int = 4,
+        line_kw=None,
+        band_kw=None,
+        reference_line: bool = True,
+        feature_names=None,
+    ):
+        """Draw the shapes of a tidy table (`shape_functions`'s columns).
+
+        Parameters
+        ----------
+        shapes : pandas.DataFrame
+            Columns ``feature``, ``x``, ``value``; optional ``lower``/``upper`` or ``std`` (a
+            band) and ``class`` (one curve per class).
+        features : list of str or int, or None, default=None
+            The panels: names, or positions in `feature_names`; None: every feature.
+        categorical : dict, sequence or None, default=None
+            A dict name -> bool, one bool per name of `feature_names` (as
+            ``categorical_``), or a collection of names.
+        ax : matplotlib.axes.Axes, array of them, or None, default=None
+            One axes per panel; None: a new pyplot figure with `ncols` columns.
+        ncols : int, default=4
+            Columns of the new figure's grid.
+        line_kw : dict or None, default=None
+            Keywords for the curves (``ax.plot`` / ``ax.step``), over the defaults.
+        band_kw : dict or None, default=None
+            Keywords for the bands (``ax.fill_between``), over the defaults.
+        reference_line : bool, default=True
+            Draw a thin line at 0.
+        feature_names : list of str or None, default=None
+            Every feature name in column order (what integer `features` and a bool
+            `categorical` refer to); None: the table's features in order.
+
+        Returns
+        -------
+        ShapeDisplay
+            The display, drawn (`figure_`, `axes_`, `lines_`).
+        """
+        names = (
+            list(dict.fromkeys(shapes["feature"].astype(str)))
+            if feature_names is None and "feature" in shapes.columns
+            else [str(n) for n in (feature_names or [])]
+        )
+        if categorical is not None and not isinstance(categorical, dict):
+            flags = list(categorical)
+            if len(flags) == len(names) and all(isinstance(f, (bool, np.bool_)) for f in flags):
+                categorical = dict(zip(names, flags))
+            else:
+                categorical = {
+                    names[f] if isinstance(f, numbers.Integral) else str(f): True for f in flags
+                }
+        display = cls(shapes, features=cls._choose(features, names), categorical=categorical)
+        return display.plot(
+            ax=ax, ncols=ncols, line_kw=line_kw, band_kw=band_kw, reference_line=reference_line
+        )
+
+    @classmethod
+    def from_estimator(
+        cls, estimator, features=None, ax=None, ncols: int = 4, line_kw=None, band_kw=None
+    ):
+        """Draw the shapes of a fitted estimator with an additive part (PiLiD, PiLiB, their
+        CV and bagged forms): its `shape_functions()`, categorical features as its
+        ``categorical_``.
+
+        Parameters
+        ----------
+        estimator : fitted estimator with ``shape_functions()``
+            The model (a CV estimator's refit ``best_estimator_`` is drawn).
+        features : list of str or int, or None, default=None
+            The panels: names or column positions; None: every feature.
+        ax : matplotlib.axes.Axes, array of them, or None, default=None
+            One axes per panel; None: a new pyplot figure with `ncols` columns.
+        ncols : int, default=4
+            Columns of the new figure's grid.
+        line_kw : dict or None, default=None
+            Keywords for the curves, over the defaults.
+        band_kw : dict or None, default=None
+            Keywords for a bag's bands, over the defaults.
+
+        Returns
+        -------
+        ShapeDisplay
+            The display, drawn (`figure_`, `axes_`, `lines_`).
+        """
+        if not callable(getattr(estimator, "shape_functions", None)):
+            raise PilidError(
+                f"{type(estimator).__name__} has no shape functions (no additive part); "
+                "draw shapes of PiLiD or PiLiB, or explain one prediction with plot_explanation"
+            )
+        table = estimator.shape_functions()  # checks that it is fitted
+        model = getattr(estimator, "best_estimator_", estimator)
+        names = (
+            model._feature_names()
+            if callable(getattr(model, "_feature_names", None))
+            else list(dict.fromkeys(table["feature"].astype(str)))
+        )
+        flags = getattr(model, "categorical_", None)
+        if flags is None and getattr(model, "knots_", None) is not None:
+            flags = model.knots_.categorical
+        categorical = None if flags is None else dict(zip(names, np.asarray(flags, dtype=bool)))
+        return cls.from_shapes(
+            table,
+            features=features,
+            categorical=categorical,
+            ax=ax,
+            ncols=ncols,
+            line_kw=line_kw,
+            band_kw=band_kw,
+            feature_names=names,
+        )
+
+    def plot(self, ax=None, ncols: int = 4, line_kw=None, band_kw=None, reference_line=True):
+        """Draw one panel per feature on `ax` (None: a new pyplot figure); returns self.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, array of them, or None, default=None
+            One axes per feature; None: a new figure with a grid of `ncols` columns.
+        ncols : int, default=4
+            Columns of the new figure's grid.
+        line_kw : dict or None, default=None
+            Keywords for the curves (``ax.plot``; ``ax.step`` for a categorical feature),
+            over the defaults (`LINE_STYLE`, `STEP_STYLE`; the colour is the class's).
+        band_kw : dict or None, default=None
+            Keywords for the bands (``ax.fill_between``), over `BAND_STYLE`.
+        reference_line : bool, default=True
+            Draw a thin line at 0.
+
+        Returns
+        -------
+        ShapeDisplay
+            self, with `figure_`, `axes_`, `lines_`, `bands_`, `missing_`, `classes_` and
+            `legend_` set.
+        """
+        n = len(self.features)
+        if ax is None:
+            axes = _new_axes(n, ncols)
+        else:
+            axes = np.atleast_1d(np.asarray(ax, dtype=object)).ravel()
+            if len(axes) < n:
+                raise PilidError(f"ax has {len(axes)} panels for {n} features; pass enough axes")
+            axes = axes[:n]
+        table = self.shapes
+        if "class" in table.columns:
+            self.classes_ = list(dict.fromkeys(table["class"]))
+        else:
+            self.classes_ = [None]
+        k = len(self.classes_)
+        self.lines_ = np.empty((n, k), dtype=object)
+        self.bands_ = np.full((n, k), None, dtype=object)
+        self.missing_ = np.full((n, k), None, dtype=object)
+        names = table["feature"].astype(str)
+        for i, (a, name) in enumerate(zip(axes, self.features)):
+            self._panel(a, i, table[(names == name).to_numpy()], name, line_kw, band_kw)
+            if reference_line:
+                a.axhline(0.0, color="0.7", lw=0.6)
+            a.set_title(plain_text(name), fontsize=9)
+            a.tick_params(labelsize=7)
+        self.legend_ = None
+        if k > 1 and n:
+            self.legend_ = axes[0].legend(
+                list(self.lines_[0]),
+                [plain_text(c) for c in self.classes_],
+                title="class",
+                fontsize=7,
+                title_fontsize=7,
+            )
+        self.axes_ = axes
+        self.figure_ = axes[0].figure if n else None
+        return self
+
+    def _panel(self, a, i: int, part: pd.DataFrame, name: str, line_kw, band_kw) -> None:
+        """Draw feature `name` (its rows `part`) on axes `a`, panel `i`."""
+        absent = pd.isna(part["x"]).to_numpy()
+        present = part[~absent]
+        categorical = self.categorical[name] or not _is_numeric(present["x"])
+        has_band = {"lower", "upper"} <= set(part.columns)
+        has_std = not has_band and "std" in part.columns
+        if categorical:
+            levels = list(dict.fromkeys(present["x"]))
+            where = {level: p for p, level in enumerate(levels)}
+            missing_at = float(len(levels))
+            lo, hi = 0.0, float(max(len(levels) - 1, 0))
+        else:
+            xs = present["x"].to_numpy(dtype=np.float64)
+            lo, hi = (float(xs.min()), float(xs.max())) if len(xs) else (0.0, 0.0)
+            missing_at = hi + (MISSING_GAP * (hi - lo) if hi > lo else 1.0)
+        style = dict(STEP_STYLE if categorical else LINE_STYLE)
+        style.update(line_kw or {})
+        band_style = dict(BAND_STYLE)
+        band_style.update(band_kw or {})
+        any_missing = bool(absent.any())
+        for c, cls in enumerate(self.classes_):
+            colour = f"C{c % 10}"
+            rows = present if cls is None else present[(present["class"] == cls).to_numpy()]
+            if categorical:
+                x = np.array([where[v] for v in rows["x"]], dtype=np.float64)
+                order = np.argsort(x, kind="stable")
+            else:
+                x = rows["x"].to_numpy(dtype=np.float64)
+                order = np.argsort(x, kind="stable")
+            x, rows = x[order], rows.iloc[order]
+            value = rows["value"].to_numpy(dtype=np.float64)
+            kw = {"color": colour, **style}
+            if has_band or has_std:
+                lower, upper = _band(rows, has_band)
+                self.bands_[i, c] = a.fill_between(
+                    x,
+                    lower,
+                    upper,
+                    step="mid" if categorical else None,
+                    **{"color": kw["color"], "label": "bag spread", **band_style},
+                )
+            if categorical:
+                (line,) = a.step(x, value, where="mid", **kw)
+            else:
+                (line,) = a.plot(x, value, **kw)
+            self.lines_[i, c] = line
+            na = part[absent] if cls is None else part[absent & (part["class"] == cls).to_numpy()]
+            if len(na):
+                v = na["value"].to_numpy(dtype=np.float64)[:1]
+                if has_band or has_std:
+                    low, up = _band(na.iloc[:1], has_band)
+                    a.plot([missing_at] * 2, [low[0], up[0]], color=kw["color"], lw=3, alpha=0.35)
+                (marker,) = a.plot([missing_at], v, ls="none", marker="D", ms=4, color=kw["color"])
+                self.missing_[i, c] = marker
+        if any_missing:
+            a.axvline((hi + missing_at) / 2, color="0.8", lw=0.6, ls=":")
+            a.set_xlim(right=missing_at + (missing_at - hi) / 2)  # the marker whole
+        if categorical:
+            ticks = np.arange(len(levels) + any_missing, dtype=np.float64)
+            labels = [plain_text(_level_text(v)) for v in levels]
+            a.set_xticks(ticks, labels + [MISSING_LABEL] * any_missing)
+            if any(len(t) > 3 for t in labels):
+                a.tick_params(axis="x", labelrotation=30)
+                for text in a.get_xticklabels():
+                    text.set_horizontalalignment("right")
+                    text.set_rotation_mode("anchor")
+        elif any_missing:
+            _missing_axis(a, lo, hi, missing_at)
+
+
+def _band(rows: pd.DataFrame, has_band: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) of `rows`: the ``lower``/``upper`` columns, else ``value`` +- ``std``."""
+    if has_band:
+        return rows["lower"].to_numpy(dtype=np.float64), rows["upper"].to_numpy(dtype=np.float64)
+    value = rows["value"].to_numpy(dtype=np.float64)
+    std = rows["std"].to_numpy(dtype=np.float64)
+    return value - std, value + std
+
+
+class InteractionDisplay:
+    """A pair's joint effect as a heat map (the paper's Figure 5).
+
+    ``values[b, a]`` over the grid ``x_a`` by ``x_b``, coloured symmetrically about 0 (white:
+    no effect), with a colour bar. Build it with `from_estimator` (a fitted PiLiB or NIT: its
+    `interaction_grid`), `from_grid` (a tidy ``x_a``, ``x_b``, ``value`` table), or from the
+    matrix and `plot` (the report's Figure 5 draws its mean over trials so).
+
+    Parameters
+    ----------
+    x_a, x_b : array-like
+        The grid's values of the first and the second feature (ascending).
+    values : array-like of shape (len(x_b), len(x_a))
+        The joint effect at each grid point, ``values[b, a]``.
+    name_a, name_b : str
+        The two features' names (drawn literally).
+    table : pandas.DataFrame or None, default=None
+        The tidy grid the matrix was read from (`from_grid`, `from_estimator`), kept as is.
+
+    Attributes
+    ----------
+    ax_ : matplotlib.axes.Axes
+        The axes drawn on (after `plot`).
+    figure_ : matplotlib.figure.Figure
+        Their figure.
+    mesh_ : matplotlib.collections.QuadMesh
+        The heat map.
+    colorbar_ : matplotlib.colorbar.Colorbar
+        Its colour bar.
+    """
+
+    def __init__(self, x_a, x_b, values, name_a: str, name_b: str, table=None):
+        self.x_a = np.asarray(x_a)
+        self.x_b = np.asarray(x_b)
+        self.values = np.asarray(values, dtype=np.float64)
+        if self.values.shape != (len(self.x_b), len(self.x_a)):
+            raise PilidError(
+                f"values have shape {self.values.shape} for a grid of {len(self.x_a)} x "
+                f"{len(self.x_b)}; pass values[b, a] of shape ({len(self.x_b)}, {len(self.x_a)})"
+            )
+        self.name_a, self.name_b = str(name_a), str(name_b)
+        self.table = table
+
+    @classmethod
+    def from_grid(
+        cls, grid: pd.DataFrame, name_a: str, name_b: str, ax=None, cmap="RdBu_r", target=None
+    ):
+        """Draw a tidy grid (``x_a``, ``x_b``, ``value``; as `interaction_grid` returns).
+
+        Parameters
+        ----------
+        grid : pandas.DataFrame
+            One row per grid point, in any order; with a ``class`` column, `target` picks one.
+        name_a, name_b : str
+            The features of ``x_a`` and ``x_b``.
+        ax : matplotlib.axes.Axes or None, default=None
+            Where to draw; None: a new pyplot figure.
+        cmap : str, default="RdBu_r"
+            The colour map (symmetric about 0).
+        target : object or None, default=None
+            The class drawn when `grid` has a ``class`` column.
+
+        Returns
+        -------
+        InteractionDisplay
+            The display, drawn (`ax_`, `figure_`, `mesh_`).
+        """
+        missing = [c for c in ("x_a", "x_b", "value") if c not in grid.columns]
+        if missing:
+            raise PilidError(
+                f"the interaction grid lacks column(s) {missing}; pass a table like "
+                "interaction_grid()'s (x_a, x_b, value)"
+            )
+        part = grid
+        if "class" in grid.columns:
+            classes = list(dict.fromkeys(grid["class"]))
+            if target not in classes:
+                raise PilidError(
+                    f"the grid has one effect per class {classes}; pick one with "
+                    f"target=<class>, e.g. target={classes[0]!r}"
+                )
+            part = grid[(grid["class"] == target).to_numpy()]
+        xa, ia = np.unique(part["x_a"].to_numpy(), return_inverse=True)
+        xb, ib = np.unique(part["x_b"].to_numpy(), return_inverse=True)
+        values = np.full((len(xb), len(xa)), np.nan)
+        values[ib, ia] = part["value"].to_numpy(dtype=np.float64)
+        return cls(xa, xb, values, name_a, name_b, table=grid).plot(ax=ax, cmap=cmap)
+
+    @classmethod
+    def from_estimator(
+        cls, estimator, i, j, grid: int = 50, X=None, ax=None, cmap="RdBu_r", target=None
+    ):
+        """Draw a fitted PiLiB or NIT estimator's joint effect of features `i` and `j`.
+
+        Parameters
+        ----------
+        estimator : fitted PiLiB or NIT estimator
+            Anything with ``interaction_grid(i, j, n, X)``.
+        i, j : int or str
+            The two features (column positions or names).
+        grid : int, default=50
+            Grid points per feature (`interaction_grid`'s ``n``).
+        X : array-like or None, default=None
+            Rows over which the blocks' other features are averaged; None: the training
+            rows kept at fit.
+        ax : matplotlib.axes.Axes or None, default=None
+            Where to draw; None: a new pyplot figure.
+        cmap : str, default="RdBu_r"
+            The colour map (symmetric about 0).
+        target : object or None, default=None
+            The class drawn when the grid has one effect per class.
+
+        Returns
+        -------
+        InteractionDisplay
+            The display, drawn; ``table`` is ``estimator.interaction_grid(i, j, n=grid, X=X)``.
+        """
+        if not callable(getattr(estimator, "interaction_grid", None)):
+            raise PilidError(
+                f"{type(estimator).__name__} has no interaction blocks; draw the joint effect "
+                "of a fitted PiLiB or NIT estimator"
+            )
+        table = estimator.interaction_grid(i, j, n=grid, X=X)
+        names = estimator._feature_names()
+        a, b = estimator._index(i), estimator._index(j)
+        return cls.from_grid(table, names[a], names[b], ax=ax, cmap=cmap, target=target)
+
+    def plot(
+        self,
+        ax=None,
+        cmap="RdBu_r",
+        title: str | None = None,
+        label: str = "joint effect",
+        label_size=None,
+        title_size=9,
+    ):
+        """Draw the heat map on `ax` (None: a new pyplot figure); returns self.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes or None, default=None
+            Where to draw; None: a new pyplot figure.
+        cmap : str, default="RdBu_r"
+            The colour map; the colours are symmetric about 0.
+        title : str or None, default=None
+            The title as given (escape names in it with `plain_text`); None:
+            ``name_a x name_b``.
+        label : str, default="joint effect"
+            The colour bar's label.
+        label_size, title_size : float or None
+            Font sizes of the axis labels and the title (None: matplotlib's).
+
+        Returns
+        -------
+        InteractionDisplay
+            self, with `ax_`, `figure_`, `mesh_` and `colorbar_` set.
+        """
+        if ax is None:
+            import matplotlib.pyplot as plt
+
+            _, ax = plt.subplots(figsize=(4.2, 3.4))
+        values = self.values
+        limit = float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0
+        limit = limit or 1.0
+        self.mesh_ = ax.pcolormesh(
+            self.x_a, self.x_b, values, shading="nearest", cmap=cmap, vmin=-limit, vmax=limit
+        )
+        self.colorbar_ = ax.figure.colorbar(self.mesh_, ax=ax, label=label)
+        sizes = {} if label_size is None else {"fontsize": label_size}
+        name_a, name_b = plain_text(self.name_a), plain_text(self.name_b)
+        ax.set_xlabel(name_a, **sizes)
+        ax.set_ylabel(name_b, **sizes)
+        title = f"{name_a} x {name_b}" if title is None else title
+        ax.set_title(title, **({} if title_size is None else {"fontsize": title_size}))
+        self.ax_, self.figure_ = ax, ax.figure
+        return self

@@ -1,0 +1,137 @@
+"""Classification with K > 2 classes (beyond the paper): a softmax over K class logits.
+
+Guo et al., IJCAI 2020 treat binary classification only (Eq. 9's U(y) is one logit). With K > 2
+classes a neural estimator (PiLiD, PiLiB, NIT, MLP) trains K **class members**: copies of itself
+whose raw output (Eq. 9: intercept + additive part + deep part) is the logit z_k of class
+`classes_[k]`. The model is
+
+    P(y = k | x) = softmax(z_1(x), ..., z_K(x))_k,
+
+trained on the cross-entropy of the softmax (`pilid.train.losses.task_loss` with ``classes=K``).
+
+* The K members train as one softmax group of trials of the batched ensemble
+  (`pilid.train.fit_batched`): the same rows, the same seed (hence the same mini-batches), and the
+  group's cross-entropy as every member's validation loss, so they stop early together. Each has
+  its own additive part (one shape u_jk per feature and class), its own deep part (PiLiB / NIT:
+  its own gated blocks, so the interactions are found per class, which EBM does not offer).
+* Algorithm 1's least-squares start, per class: the labels coded +1 for class k and -1 for the
+  others (one-vs-rest), as the binary start codes them.
+* With ``n_bags`` = B > 1 every class member is a bag (`pilid.models.bagging`); bag member b of
+  every class trains on the same bootstrap rows with the same seed, and the K members of bag b
+  form one softmax group. A class's logit is its bag's mean logit.
+* Softmax logits are identified up to a common function of x; every class's contributions are
+  centred on the training rows (as in the binary case) and shown as learned.
+
+`class_members` and `collect_classes` are the hooks `NeuralEstimator._members` / `_collect`
+use; `class_target` codes the labels; `softmax` gives the probabilities.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+from scipy.special import softmax as _softmax
+from sklearn.base import clone
+from sklearn.utils.multiclass import check_classification_targets
+
+from pilid.errors import PilidError
+
+__all__ = ["class_members", "class_target", "collect_classes", "is_multiclass", "softmax"]
+
+
+def class_target(estimator, y) -> np.ndarray:
+    """Set `estimator.classes_` (sorted labels) and return y coded 0..K-1 (int64); K >= 2."""
+    check_classification_targets(y)
+    y = np.asarray(y)
+    if y.dtype == object and pd.isna(y).any():
+        raise PilidError("y contains NaN; drop the rows without a label")
+    classes, coded = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise PilidError(
+            f"{type(estimator).__name__} needs at least two classes in y; got 1 class "
+            f"({classes[:5].tolist()}); pass labels of two or more classes"
+        )
+    estimator.classes_ = classes
+    return coded.astype(np.int64)
+
+
+def is_multiclass(estimator) -> bool:
+    """Whether the estimator was fitted (or is being fitted) on K > 2 classes."""
+    classes = getattr(estimator, "classes_", None)
+    return classes is not None and len(classes) > 2
+
+
+def softmax(z) -> np.ndarray:
+    """Row-wise softmax of logits (n, K): the class probabilities."""
+    return _softmax(np.asarray(z, dtype=np.float64), axis=1)
+
+
+def class_members(est, prep) -> list[tuple]:
+    """The units that train for a K-class estimator (`Trainable._members`): per bag member b
+    (or the single model) the K class members, in the order (b, k), so that every K consecutive
+    units form one softmax group. Each class member is an unfitted clone carrying the
+    estimator's prepared attributes, ``_class_index`` k and ``_softmax_classes`` K; its data is
+    the estimator's with ``class_index=k``."""
+    K = len(est.classes_)
+    params = est.get_params(deep=False)
+    shared = {k: v for k, v in vars(est).items() if k not in params}
+    members, per_class = [], []
+    for k in range(K):
+        member = clone(est)
+        member.__dict__.update(shared)
+        member._class_index = k
+        member._softmax_classes = K
+        members.append(member)
+        per_class.append(member._members(dataclasses.replace(prep, class_index=k)))
+    est._classes = (prep, members)
+    n_units = len(per_class[0])
+    return [per_class[k][b] for b in range(n_units) for k in range(K)]
+
+
+def collect_classes(est) -> None:
+    """Fitted attributes of a K-class estimator once its class members are fitted:
+    ``class_estimators_`` (member k: the logit of ``classes_[k]``), ``intercept_`` (K,), the
+    shared scaling and knots, ``history_`` (one per class), ``n_epochs_`` / ``best_epoch_``
+    (the largest). A class member whose training diverged makes the estimator's ``diverged_``
+    (no model kept)."""
+    prep, members = est.__dict__.pop("_classes")
+    for member in members:
+        member._collect()  # a class member that is a bag gathers its own members first
+    est.history_ = [m.history_ for m in members]
+    est.n_epochs_ = max(m.n_epochs_ for m in members)
+    est.best_epoch_ = max(m.best_epoch_ for m in members)
+    est.device_ = members[0].device_
+    bad = [k for k, m in enumerate(members) if getattr(m, "diverged_", None)]
+    if bad:
+        k = bad[0]
+        est.diverged_ = f"class {est.classes_[k]!r}: {members[k].diverged_}"
+        return
+    est.diverged_ = None
+    est.class_estimators_ = members
+    est.x_mean_ = prep.x_mean
+    est.x_scale_ = prep.x_scale
+    est.knots_ = prep.knots
+    est.n_features_in_ = prep.X.shape[1]
+    est.intercept_ = np.array([float(m.intercept_) for m in members])
+    est.module_ = None  # each class member has its own
+
+
+def class_table(est, tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """One table from the class members' tables (same columns), a first column ``class``."""
+    parts = []
+    for label, table in zip(est.classes_, tables):
+        part = table.copy()
+        part.insert(0, "class", label)
+        parts.append(part)
+    return pd.concat(parts, ignore_index=True)
+
+
+def stack_decompositions(est, parts: list[tuple]) -> tuple:
+    """`decompose` of a K-class estimator from its members' ``(intercept, contributions,
+    deep)``: intercept (K,), contributions (n, m, K) or None, deep (n, K) or None."""
+    intercept = np.array([float(p[0]) for p in parts])
+    contrib = None if parts[0][1] is None else np.stack([p[1] for p in parts], axis=-1)
+    deep = None if parts[0][2] is None else np.stack([p[2] for p in parts], axis=-1)
+    return intercept, contrib, deep
