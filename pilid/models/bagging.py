@@ -45,7 +45,14 @@ from sklearn.base import clone
 from pilid.streams import STREAM_BAG, member_rng
 from pilid.train import Prepared
 
-__all__ = ["BAND_PERCENTILES", "bag_members", "bag_rows", "bag_shapes", "collect_bag"]
+__all__ = [
+    "BAND_PERCENTILES",
+    "bag_members",
+    "bag_rows",
+    "bag_shapes",
+    "collect_bag",
+    "gather_members",
+]
 
 #: The percentiles over members drawn as a shape's band (`lower`, `upper`).
 BAND_PERCENTILES = (2.5, 97.5)
@@ -95,16 +102,8 @@ def collect_bag(est) -> None:
     diverged (its ``diverged_``) makes the bag's: it keeps no model, ``diverged_`` names the
     member."""
     prep, members = est.__dict__.pop("_bag")
-    est.history_ = [m.history_ for m in members]
-    est.n_epochs_ = max(m.n_epochs_ for m in members)
-    est.best_epoch_ = max(m.best_epoch_ for m in members)
-    est.device_ = members[0].device_
-    bad = [b for b, m in enumerate(members) if getattr(m, "diverged_", None)]
-    if bad:
-        b = bad[0]
-        est.diverged_ = f"bag member {b} of {len(members)}: {members[b].diverged_}"
+    if not gather_members(est, members, lambda b: f"bag member {b} of {len(members)}"):
         return
-    est.diverged_ = None
     est.estimators_ = members
     est.bag_rows_ = np.stack([m.bag_rows_ for m in members])
     est.x_mean_ = prep.x_mean
@@ -113,6 +112,20 @@ def collect_bag(est) -> None:
     est.n_features_in_ = prep.X.shape[1]
     est.intercept_ = float(np.mean([m.intercept_ for m in members]))
     est.module_ = None  # the bag has no single module; its members have theirs
+
+
+def gather_members(est, members: list, name) -> bool:
+    """What an estimator made of members (a bag's, or K classes', `pilid.models.multiclass`)
+    takes from them once they are fitted: ``history_`` (one per member), ``n_epochs_`` /
+    ``best_epoch_`` (the largest), ``device_`` and ``diverged_``: the first diverged member's
+    reason, prefixed by ``name(index)`` (then it keeps no model: returns False), else None."""
+    est.history_ = [m.history_ for m in members]
+    est.n_epochs_ = max(m.n_epochs_ for m in members)
+    est.best_epoch_ = max(m.best_epoch_ for m in members)
+    est.device_ = members[0].device_
+    bad = [i for i, m in enumerate(members) if getattr(m, "diverged_", None)]
+    est.diverged_ = f"{name(bad[0])}: {members[bad[0]].diverged_}" if bad else None
+    return not bad
 
 
 def bag_shapes(tables: list[pd.DataFrame]) -> pd.DataFrame:

@@ -204,22 +204,7 @@ class BlockModel(ExplainMixin, NeuralEstimator):
 
     # ------------------------------------------------------------ protocol hooks
     def _build_deep(self, n_features: int, seeds: Sequence[int]) -> GatedBlocks:
-        missing = getattr(self, "missing_", None)
-        if missing is not None and missing.any():  # + a missing indicator per such feature
-            gate_of = np.concatenate([np.arange(len(missing)), np.flatnonzero(missing)])
-            return _IndicatorBlocks(
-                gate_of,
-                seeds,
-                n_blocks=int(self.n_blocks),
-                layers=self.block_layers,
-                init_scale=float(self.init_scale),
-                init_prob=float(self.init_prob),
-                gate_lr_scale=float(self.gate_lr_scale),
-                output_bias=not self._has_additive,
-            )
-        return GatedBlocks(
-            n_features,
-            seeds,
+        options = dict(
             n_blocks=int(self.n_blocks),
             layers=self.block_layers,
             init_scale=float(self.init_scale),
@@ -227,6 +212,11 @@ class BlockModel(ExplainMixin, NeuralEstimator):
             gate_lr_scale=float(self.gate_lr_scale),
             output_bias=not self._has_additive,
         )
+        missing = getattr(self, "missing_", None)
+        if missing is not None and missing.any():  # + a missing indicator per such feature
+            gate_of = np.concatenate([np.arange(len(missing)), np.flatnonzero(missing)])
+            return _IndicatorBlocks(gate_of, seeds, **options)
+        return GatedBlocks(n_features, seeds, **options)
 
     def _extra_loss(self, model, x):
         return self._penalty(model.deep.gates.log_alpha)

@@ -2,7 +2,8 @@
 
 - `categorical_mask`: the `categorical_features` parameter (indices, names or a boolean mask)
   as one boolean per column; shared by the neural estimators and the baselines.
-- `binary_target`: labels of a binary classifier coded 0/1 (`classes_[1]` is the positive class).
+- `class_target` / `binary_target`: class labels coded 0..K-1 (K >= 2), or 0/1 for a binary-only
+  estimator (`classes_[1]` is the positive class).
 - `InputMixin`: the neural estimators' X and y: pandas category / string columns become codes
   (their categories kept in `categories_`; shapes and explanations show the levels themselves),
   dates and duplicate column names are refused with a fix, inf is refused.
@@ -83,20 +84,34 @@ def categorical_mask(categorical_features, n_features: int, feature_names=None) 
     return mask
 
 
-def binary_target(estimator, y) -> np.ndarray:
-    """Set `estimator.classes_` (sorted labels) and return y coded 0/1 (int64)."""
+def class_target(estimator, y) -> np.ndarray:
+    """Set `estimator.classes_` (sorted labels) and return y coded 0..K-1 (int64); K >= 2
+    (K > 2: `pilid.models.multiclass`)."""
     check_classification_targets(y)
     y = np.asarray(y)
     if y.dtype == object and pd.isna(y).any():
         raise PilidError("y contains NaN; drop the rows without a label")
     classes, coded = np.unique(y, return_inverse=True)
-    if classes.size != 2:
+    if classes.size < 2:
         raise PilidError(
-            f"Only binary classification is supported: {type(estimator).__name__} got "
-            f"{classes.size} class(es) {classes[:5].tolist()}; pass labels with exactly two values"
+            f"{type(estimator).__name__} needs at least two classes in y; got 1 class "
+            f"({classes[:5].tolist()}); pass labels of two or more classes"
         )
     estimator.classes_ = classes
     return coded.astype(np.int64)
+
+
+def binary_target(estimator, y) -> np.ndarray:
+    """`class_target` for a binary-only estimator (the baselines): exactly two classes, coded
+    0/1 (`classes_[1]` is the positive class)."""
+    coded = class_target(estimator, y)
+    if estimator.classes_.size != 2:
+        classes = estimator.classes_
+        raise PilidError(
+            f"Only binary classification is supported: {type(estimator).__name__} got "
+            f"{classes.size} classes {classes[:5].tolist()}; pass labels with exactly two values"
+        )
+    return coded
 
 
 def _is_categorical_dtype(dtype) -> bool:
@@ -290,8 +305,6 @@ class InputMixin:
         if y.shape[0] != n:
             raise PilidError(f"X has {n} rows but y has {y.shape[0]}; pass one target per row")
         if self._task == "classification":  # K >= 2 classes (`pilid.models.multiclass`)
-            from pilid.models.multiclass import class_target
-
             return class_target(self, y).astype(np.float64)
         try:
             y = y.astype(np.float64)

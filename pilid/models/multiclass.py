@@ -23,7 +23,7 @@ trained on the cross-entropy of the softmax (`pilid.train.losses.task_loss` with
   centred on the training rows (as in the binary case) and shown as learned.
 
 `class_members` and `collect_classes` are the hooks `NeuralEstimator._members` / `_collect`
-use; `class_target` codes the labels; `softmax` gives the probabilities.
+use (`pilid.models.inputs.class_target` codes the labels); `softmax` gives the probabilities.
 """
 
 from __future__ import annotations
@@ -34,27 +34,10 @@ import numpy as np
 import pandas as pd
 from scipy.special import softmax as _softmax
 from sklearn.base import clone
-from sklearn.utils.multiclass import check_classification_targets
 
-from pilid.errors import PilidError
+from pilid.models.bagging import gather_members
 
-__all__ = ["class_members", "class_target", "collect_classes", "is_multiclass", "softmax"]
-
-
-def class_target(estimator, y) -> np.ndarray:
-    """Set `estimator.classes_` (sorted labels) and return y coded 0..K-1 (int64); K >= 2."""
-    check_classification_targets(y)
-    y = np.asarray(y)
-    if y.dtype == object and pd.isna(y).any():
-        raise PilidError("y contains NaN; drop the rows without a label")
-    classes, coded = np.unique(y, return_inverse=True)
-    if classes.size < 2:
-        raise PilidError(
-            f"{type(estimator).__name__} needs at least two classes in y; got 1 class "
-            f"({classes[:5].tolist()}); pass labels of two or more classes"
-        )
-    estimator.classes_ = classes
-    return coded.astype(np.int64)
+__all__ = ["class_members", "collect_classes", "is_multiclass", "softmax"]
 
 
 def is_multiclass(estimator) -> bool:
@@ -99,16 +82,8 @@ def collect_classes(est) -> None:
     prep, members = est.__dict__.pop("_classes")
     for member in members:
         member._collect()  # a class member that is a bag gathers its own members first
-    est.history_ = [m.history_ for m in members]
-    est.n_epochs_ = max(m.n_epochs_ for m in members)
-    est.best_epoch_ = max(m.best_epoch_ for m in members)
-    est.device_ = members[0].device_
-    bad = [k for k, m in enumerate(members) if getattr(m, "diverged_", None)]
-    if bad:
-        k = bad[0]
-        est.diverged_ = f"class {est.classes_[k]!r}: {members[k].diverged_}"
+    if not gather_members(est, members, lambda k: f"class {est.classes_[k]!r}"):
         return
-    est.diverged_ = None
     est.class_estimators_ = members
     est.x_mean_ = prep.x_mean
     est.x_scale_ = prep.x_scale

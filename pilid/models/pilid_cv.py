@@ -26,8 +26,8 @@ from sklearn.utils.metadata_routing import get_routing_for_object
 from sklearn.utils.validation import check_is_fitted
 
 from pilid.errors import PilidError, TrainingDivergedError, TrainingDivergedWarning
+from pilid.models.inputs import class_target
 from pilid.models.monotone import MONOTONE_CONSTRAINTS
-from pilid.models.multiclass import class_target
 from pilid.models.params import N_JOBS, ParamError, Satisfies, Whole, validate_params
 from pilid.models.pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.models.sample_weight import check_weights
