@@ -359,6 +359,7 @@ SCHEMAS: dict[str, dict[str, type]] = {
         "mlp": MLPModel,
         "nit": NITModel,
         "pilib": PiLiBModel,
+        "pilib_lib": PiLiBModel,  # PiLiB's library defaults (Table 3+)
         "pilid": PiLiDModel,
         "pilid_lib": PiLiDLibModel,
         "rf": RFModel,

@@ -57,7 +57,7 @@ def _pairwise_auc(y, s):
 
 
 # -- the built-in models as configs ---------------------------------------------------------------
-NEURAL = {"pilid", "pilid_lib", "mlp", "pilib", "nit"}
+NEURAL = {"pilid", "pilid_lib", "mlp", "pilib", "pilib_lib", "nit"}
 #: Today's peers (Table 3+): tested by `test_todays_peers_run_through_the_runner`.
 PEERS = {"lightgbm", "aplr"}
 

@@ -23,7 +23,7 @@ RENAMED = {"n_jobs": "cores"}
 EXEMPT = {
     "ga": {"teacher": "None = the paper's MLP built from the config's own MLP keys"},
 }
-OURS = ["pilid", "pilid_lib", "mlp", "pilib", "nit", "ga"]
+OURS = ["pilid", "pilid_lib", "mlp", "pilib", "pilib_lib", "nit", "ga"]
 
 
 def _yaml(name):
@@ -79,6 +79,24 @@ def test_the_library_defaults_row_pins_the_estimators_current_defaults(task):
     train = base_defaults()["train"]
     assert {k: plain[k] for k in TRAIN_PARAM_KEYS} == {k: train[k] for k in TRAIN_PARAM_KEYS}
     assert set(LIBRARY_DEFAULTS) <= set(config)
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_the_pilib_library_defaults_row_pins_the_constructors_defaults(task):
+    """conf/model/pilib_lib.yaml (Table 3+'s "PiLiB (library defaults)") holds every default of
+    PiLiB's constructor, train.* included: a changed default fails here until the config (and
+    with it the row's setting id) follows."""
+    from pilid.models.pilib import PiLiBClassifier, PiLiBRegressor
+
+    cls = PiLiBRegressor if task == "regression" else PiLiBClassifier
+    defaults = cls().get_params(deep=False)
+    skip = ("name", "defaults", "regressor", "classifier")
+    config = {k: v for k, v in _yaml("pilib_lib").items() if k not in skip}
+    plain = {k: list(v) if isinstance(v, tuple) else v for k, v in defaults.items()}
+    assert {k: plain[k] for k in config} == config
+    train = base_defaults()["train"]
+    assert {k: plain[k] for k in TRAIN_PARAM_KEYS} == {k: train[k] for k in TRAIN_PARAM_KEYS}
+    assert set(plain) - set(config) - set(TRAIN_PARAM_KEYS) == RUNNER_KEYS
 
 
 def test_paper_protocol_constant_equals_the_paper_config():

@@ -2,7 +2,8 @@
 
 The file layout (read by the report as well, ``pilid.report.shapes``):
 ``<results_dir>/artifacts/<setting_id>/<kind>-trial<k>.csv`` with ``kind`` ``shapes`` (the learned
-marginal value functions u_j, Definition 3: ``feature, x, x_original, value``) or
+marginal value functions u_j, Definition 3, or a peer's main effects:
+``feature, x, x_original, value``) or
 ``interactions`` (the active blocks' feature groups), and per strong feature pair
 ``interaction-grid-trial<k>-<a>__<b>.csv`` (Figure 5's joint effect: ``x_a, x_b, value``).
 """
@@ -49,13 +50,23 @@ def artefact_path(root: str | os.PathLike, setting_id: str, kind: str | tuple, t
 def artefact_frames(estimator, split) -> dict[str, Any]:
     """Per-trial tables for the figures: learned shapes (and block interactions). A model of
     K > 2 classes (`pilid.models.multiclass`) keeps its first column ``class`` in both tables
-    and stores no interaction grids (they are per class; its ``class_estimators_`` have them)."""
+    and stores no interaction grids (they are per class; its ``class_estimators_`` have them).
+    The shapes are an estimator's ``shape_functions()`` or, for a peer without one (an EBM, a
+    GA2M, an APLR, also inside `pilid.models.frame_input.FrameInput`), its main effects read by
+    `pilid.models.peer_shapes.peer_shape_functions`."""
     import pandas as pd
+
+    from pilid.models.peer_shapes import peer_shape_functions
 
     frames: dict[str, Any] = {}
     by_class = getattr(estimator, "class_estimators_", None) is not None
     if hasattr(estimator, "shape_functions"):
-        shapes = pd.DataFrame(estimator.shape_functions()).copy()
+        table = estimator.shape_functions()
+    else:  # a peer (EBM, APLR): its main effects, read off apart from the estimator
+        table = peer_shape_functions(estimator)
+        table = table if table is not None and len(table) else None
+    if table is not None:
+        shapes = pd.DataFrame(table).copy()
         index = _feature_index(shapes["feature"], list(split.feature_names))
         x = shapes["x"].to_numpy(dtype=float)
         scale = np.asarray(split.x_scale, dtype=float)[index]

@@ -151,7 +151,8 @@ def note_stale(out, written) -> None:
 
 def make_figures(results, out, records=None, conf_dir=None, paper_vs_ours: bool = True):
     """Read the records and artefacts under ``results`` and draw every figure under ``out``:
-    Figures 3-5 and, when the records hold a paper experiment, the paper-vs-ours figure.
+    Figures 3-5, the peers' shapes (Table 3+) and, when the records hold a paper experiment, the
+    paper-vs-ours figure.
 
     Parameters
     ----------
@@ -177,7 +178,7 @@ def make_figures(results, out, records=None, conf_dir=None, paper_vs_ours: bool 
     if records is None:
         records = load_records(results)
     written = build_figures(
-        records, results_root(results), out, generator=paper_generator(conf_dir)
+        records, results_root(results), out, generator=paper_generator(conf_dir), conf_dir=conf_dir
     )
     if paper_vs_ours:
         tables = paper_tables(records, conf_dir=conf_dir, fidelity=False)
@@ -205,7 +206,7 @@ def committed_artifacts(results, records=None, conf_dir=None) -> list[Path]:
     if records is None:
         records = load_records(results)
     root = results_root(results)
-    paths = figure_artifacts(records, root, generator=paper_generator(conf_dir))
+    paths = figure_artifacts(records, root, generator=paper_generator(conf_dir), conf_dir=conf_dir)
     cache = Path(root) / FIDELITY_CACHE
     return ([cache] if cache.is_file() else []) + paths
 
@@ -252,8 +253,11 @@ def make_reproduction(
     )
 
 
-def build_figures(records, root, out_dir, evaluator=None, generator=None):
-    """Figures 3-5 from records and the artefacts under ``root`` (see pilid.report.figures)."""
+def build_figures(records, root, out_dir, evaluator=None, generator=None, conf_dir=None):
+    """Figures 3-5 and the peers' shapes from records and the artefacts under ``root`` (see
+    pilid.report.figures)."""
     from pilid.report.figures import build_figures as _build
 
-    return _build(records, root, out_dir, evaluator=evaluator, generator=generator)
+    return _build(
+        records, root, out_dir, evaluator=evaluator, generator=generator, conf_dir=conf_dir
+    )

@@ -8,6 +8,9 @@
   (``x_a, x_b, value``: the block part's contribution of the pair on an x_a by x_b grid).
 - ``paper_vs_ours``: every cell of the paper's tables that we ran, the paper's value against ours
   (one marker per cell, coloured by table, the diagonal drawn; MSE and AUC in separate panels).
+- ``peers_shapes_skill`` (Table 3+, beyond the paper): the shapes of skill's four most important
+  features as PiLiD (library defaults), EBM and APLR learned them in experiment ``peers``, the
+  models as lines on the same axes (`figure_peers_shapes`).
 
 Nothing here trains a model: a figure without data is skipped with a printed notice, and
 `build_figures` ends with one notice naming every figure it could not draw. Files are
@@ -34,7 +37,8 @@ from pilid.atomic import replacing
 from pilid.experiments.artefacts import GRID_KIND, artefact_path
 from pilid.models.displays import InteractionDisplay, ShapeDisplay, plain_text
 from pilid.report import shapes
-from pilid.report.records import newest, notice
+from pilid.report.labels import model_label
+from pilid.report.records import ExperimentGrid, newest, notice, select_records
 from pilid.tasks import LOWER_IS_BETTER, METRIC_LABELS, metric_label
 
 #: The paper's Figure 3 setting and Figure 4/5 choices.
@@ -57,6 +61,7 @@ FIGURE_STEMS = {
     "figure 3": ("fig3_simulation_shapes_lstsq", "fig3_simulation_shapes_gaussian"),
     "figure 4": ("fig4_skill_age",),
     "figure 5": ("fig5_spambase_interactions",),
+    "peers shapes": ("peers_shapes_skill",),
 }
 
 
@@ -351,6 +356,157 @@ def figure_interactions(
     return save(fig, out_dir, "fig5_spambase_interactions")
 
 
+# -- Table 3+'s shapes (beyond the paper) ---------------------------------------------------------
+#: The experiment, data set and models of the peers' shape figure: PiLiD with the library's
+#: defaults first (it ranks the features), then the peers whose shapes the runner stores
+#: (`pilid.models.peer_shapes`). IGANN is not offered on this stack (README, "Table 3+").
+PEERS_EXPERIMENT = "peers"
+PEERS_SHAPE_DATASET = "skill"
+PEERS_SHAPE_MODELS = ("pilid_lib", "ebm", "aplr")
+PEERS_SHAPE_FEATURES = 4
+PEERS_SHAPES_STEM = "peers_shapes_skill"
+
+
+def peers_shape_arms(
+    records: pd.DataFrame,
+    conf_dir: str | os.PathLike | None = None,
+    grid: ExperimentGrid | None = None,
+    models=PEERS_SHAPE_MODELS,
+    dataset: str = PEERS_SHAPE_DATASET,
+) -> tuple[int | None, list[tuple[str, pd.DataFrame]]]:
+    """The peers' shape figure's records: ``(configured trials, [(model, records)])``, each
+    model's records those that fill its setting of ``dataset`` in experiment ``peers`` (the
+    table's choice, `pilid.report.records.select_records`: a cell Table 3 ran counts).
+    ``(None, [])`` when no model but the first has a record on ``dataset`` (the experiment's
+    grid is then not composed). ``grid``: the experiment's grid (default: composed from
+    ``conf_dir``)."""
+    recorded = records[
+        ((records["dataset"] == dataset) & records["model"].isin(list(models[1:])))
+        .fillna(False)
+        .to_numpy(dtype=bool)
+    ]
+    if recorded.empty:
+        return None, []
+    if grid is None:
+        from pilid.report.records import experiment_grid
+
+        grid = experiment_grid(PEERS_EXPERIMENT, conf_dir)
+    arms = []
+    for model in models:
+        settings = [s for s in grid.settings if s.model == model and s.dataset == dataset]
+        if settings:
+            one = ExperimentGrid(name=grid.name, trials=grid.trials, settings=settings)
+            arms.append((model, select_records(records, one)))
+    return grid.trials, arms
+
+
+def _peer_shapes(records, root, conf_dir=None, grid=None, models=PEERS_SHAPE_MODELS):
+    """``(configured trials, {model: [(record, shapes)]})`` of the models with stored shapes."""
+    trials, arms = peers_shape_arms(records, conf_dir, grid, models)
+    found = {}
+    for model, arm in arms:
+        pairs = []
+        for record in arm.itertuples(index=False):
+            frame = shapes.read_shapes(root, record.setting_id, record.trial)
+            if frame is not None:
+                pairs.append((record, frame))
+        if pairs:
+            found[model] = pairs
+    return trials, found
+
+
+def rank_features(trials: list[pd.DataFrame], n: int | None = None) -> list[str]:
+    """The features of ``trials`` (stored shapes) by the spread (max - min) of their mean shape
+    over the trials (`average_shape`), widest first (ties: first stored first); ``n`` at most."""
+    features = list(dict.fromkeys(f for t in trials for f in t["feature"]))
+    spread = {}
+    for feature in features:
+        _, mean, _ = average_shape(trials, feature)
+        spread[feature] = float(np.max(mean) - np.min(mean))
+    ranked = sorted(features, key=lambda f: -spread[f])  # stable: ties keep the stored order
+    return ranked if n is None else ranked[:n]
+
+
+def figure_peers_shapes(
+    records: pd.DataFrame,
+    root: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    conf_dir: str | os.PathLike | None = None,
+    grid: ExperimentGrid | None = None,
+    models=PEERS_SHAPE_MODELS,
+    n_features: int = PEERS_SHAPE_FEATURES,
+) -> list[Path]:
+    """Table 3+'s shapes: skill's ``n_features`` most important features as PiLiD (library
+    defaults, ``pilid_lib``), EBM and APLR learned them in experiment ``peers``, one panel per
+    feature, the models as lines on the same axes.
+
+    A feature's importance is the spread (max - min) of PiLiD (library defaults)'s mean shape
+    (`rank_features`; the first model with stored shapes when PiLiD has none, with a notice).
+    Each model's line is its mean shape over the trials with stored shapes, each trial
+    interpolated onto one grid in original units (`average_shape`; EBM's steps as stored by
+    `pilid.models.peer_shapes`), then centred to mean 0 over that grid: PiLiD and EBM centre on
+    the training rows and APLR not at all, so only the form is compared, not the level. The
+    legend gives each model's trial count, "reduced" when fewer than the experiment's configured
+    trials. IGANN, named by the issue, is not offered on this stack (README: why) and is not
+    drawn. Skipped with one notice when no peer (EBM, APLR) has stored shapes on skill yet.
+    """
+    trials_configured, found = _peer_shapes(records, root, conf_dir, grid, models)
+    peers = [m for m in models[1:] if m in found]
+    if not peers:
+        names = ", ".join(model_label(m) for m in models[1:])
+        notice(
+            f"peers shapes: no stored shapes of {names} on {PEERS_SHAPE_DATASET} "
+            f"(experiment {PEERS_EXPERIMENT}); skipped"
+        )
+        return []
+    drawn = [m for m in models if m in found]
+    absent = [model_label(m) for m in models if m not in found]
+    if absent:
+        notice(f"peers shapes: no stored shapes of {', '.join(absent)}; drawing the others")
+    ranker = models[0] if models[0] in found else drawn[0]
+    if ranker != models[0]:
+        notice(f"peers shapes: features ranked by {model_label(ranker)}'s shapes")
+    per_model = {m: [frame for _, frame in found[m]] for m in drawn}
+    features = rank_features(per_model[ranker], n_features)
+    labels, parts = {}, []
+    for model in drawn:
+        count = len(per_model[model])
+        if trials_configured and count < trials_configured:
+            labels[model] = f"{model_label(model)}: {count}/{trials_configured} trials (reduced)"
+        else:
+            labels[model] = f"{model_label(model)}: {count} trials"
+        for feature in features:
+            averaged = average_shape(per_model[model], feature)
+            if averaged is None:
+                continue
+            grid_x, mean, _ = averaged
+            part = {"feature": feature, "x": grid_x, "value": mean - mean.mean()}
+            parts.append(pd.DataFrame({"class": labels[model], **part}))
+    table = pd.concat(parts, ignore_index=True)
+    fig = Figure(figsize=(3.0 * len(features), 2.9))
+    axes = fig.subplots(1, len(features), squeeze=False)[0]
+    display = ShapeDisplay(table, features=features).plot(
+        ax=axes, line_kw={"marker": None, "lw": 1.4}
+    )
+    if display.legend_ is not None:
+        display.legend_.remove()
+    for row in display.lines_:  # each line named by its model (and trial count)
+        for line, label in zip(row, display.classes_):
+            line.set_label(label)
+    present = [labels[m] for m in drawn]
+    lines = [display.lines_[0, display.classes_.index(label)] for label in present]
+    fig.legend(lines, present, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(present))
+    axes[0].set_ylabel("contribution (centred)", fontsize=8)
+    ranked_by = model_label(ranker)
+    fig.suptitle(
+        f"Learned shapes of skill's {len(features)} most important features (by the spread of "
+        f"{ranked_by}'s mean shape), experiment {PEERS_EXPERIMENT}",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    return save(fig, out_dir, PEERS_SHAPES_STEM)
+
+
 # -- the whole reproduction at a glance ---------------------------------------------------------
 PAPER_VS_OURS = "paper_vs_ours"
 
@@ -450,16 +606,20 @@ def build_figures(
     out_dir: str | os.PathLike,
     evaluator=None,
     generator=None,
+    conf_dir: str | os.PathLike | None = None,
 ) -> list[Path]:
-    """Every figure the stored artefacts allow (Figures 3-5); the rest are skipped with a
-    notice, and one last notice names every figure that could not be drawn. ``generator``: the
-    synthetic generator Figure 3 prefers (None: the default one)."""
+    """Every figure the stored artefacts allow (Figures 3-5, the peers' shapes); the rest are
+    skipped with a notice, and one last notice names every figure that could not be drawn.
+    ``generator``: the synthetic generator Figure 3 prefers (None: the default one);
+    ``conf_dir``: the configs whose experiment ``peers`` the peers' shapes follow (None:
+    ``conf/``)."""
     written = []
     written += figure_simulation_shapes(
         records, root, out_dir, evaluator=evaluator, generator=generator
     )
     written += figure_skill_age(records, root, out_dir)
     written += figure_interactions(records, root, out_dir)
+    written += figure_peers_shapes(records, root, out_dir, conf_dir=conf_dir)
     drawn = {p.stem for p in written}
     missing = [
         f"{name} ({stem})"
@@ -472,11 +632,17 @@ def build_figures(
     return written
 
 
-def figure_artifacts(records: pd.DataFrame, root: str | os.PathLike, generator=None) -> list[Path]:
-    """Every stored artefact file `build_figures` reads to draw Figures 3-5 from ``records``
+def figure_artifacts(
+    records: pd.DataFrame,
+    root: str | os.PathLike,
+    generator=None,
+    conf_dir: str | os.PathLike | None = None,
+) -> list[Path]:
+    """Every stored artefact file `build_figures` reads to draw its figures from ``records``
     (sorted, existing files only): the shapes of Figure 3's setting (both initialisations) and
-    of Figure 4's skill runs, and the interaction grids of Figure 5's two pairs in the setting
-    they are drawn from. With only these files beside the records (a fresh clone, where the
+    of Figure 4's skill runs, the interaction grids of Figure 5's two pairs in the setting
+    they are drawn from, and, once a peer has stored shapes on skill, the shapes the peers'
+    figure reads. With only these files beside the records (a fresh clone, where the
     other artefacts are not committed) the same figures are drawn from the same data."""
     paths: set[Path] = set()
     _, arms = fig3_arms(records, generator=generator)
@@ -490,4 +656,9 @@ def figure_artifacts(records: pd.DataFrame, root: str | os.PathLike, generator=N
             path = artefact_path(root, setting_id, (GRID_KIND, feat_a, feat_b), int(trial))
             if path.is_file():
                 paths.add(path)
+    _, found = _peer_shapes(records, root, conf_dir)
+    if any(model in found for model in PEERS_SHAPE_MODELS[1:]):  # the figure is drawn
+        for pairs in found.values():
+            for record, _ in pairs:
+                paths.add(artefact_path(root, record.setting_id, "shapes", int(record.trial)))
     return sorted(paths)

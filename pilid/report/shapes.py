@@ -127,8 +127,10 @@ def dense_grid(x: np.ndarray, n_points: int = GRID_POINTS) -> np.ndarray:
 
 
 def interpolate(shape: pd.DataFrame, grid: np.ndarray) -> np.ndarray:
-    """A stored piecewise-linear shape (``x_original``, ``value``) evaluated on ``grid``."""
-    ordered = shape.sort_values("x_original")
+    """A stored piecewise-linear shape (``x_original``, ``value``) evaluated on ``grid``. Rows
+    of one ``x_original`` keep their stored order (a stable sort): a peer's step
+    (`pilid.models.peer_shapes`) stores the left bin's score before the right bin's there."""
+    ordered = shape.sort_values("x_original", kind="stable")
     return np.interp(grid, ordered["x_original"].to_numpy(float), ordered["value"].to_numpy(float))
 
 

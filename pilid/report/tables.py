@@ -329,6 +329,9 @@ def peers_table(selected: pd.DataFrame, grid: ExperimentGrid) -> Table:
         key=lambda d: (DATASET_ORDER.index(d) if d in DATASET_ORDER else len(DATASET_ORDER), d),
     )
     row_keys = sorted({(s.model, s.gamma) for s in settings}, key=lambda k: _row_sort_key(*k))
+    # a model's gamma is named only where it has several rows (as in Table 3): PiLiB's library
+    # defaults fix gamma=5 and are labelled "PiLiB (library defaults)"
+    repeated = {m for m, _ in row_keys if sum(1 for mo, _ in row_keys if mo == m) > 1}
     metrics = {}
     for dataset in datasets:
         index = [i for i, s in enumerate(settings) if s.dataset == dataset]
@@ -365,7 +368,7 @@ def peers_table(selected: pd.DataFrame, grid: ExperimentGrid) -> Table:
         "the machine of the records.",
         corner=Header("", ""),
         columns=headers,
-        rows=[Header.model(model_label(m, g)) for m, g in row_keys],
+        rows=[Header.model(model_label(m, g, with_gamma=m in repeated)) for m, g in row_keys],
         cells=cells,
         trials_note=f"{_trials(grid.trials)} per cell",
         best_rule="Best accuracy per data set (lowest MSE, highest AUC)",
