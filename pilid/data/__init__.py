@@ -22,7 +22,7 @@ from pilid.data.demo import DemoTrueShapes, generate_demo
 from pilid.data.files import resolve_data_dir
 from pilid.data.split import make_split
 from pilid.data.synthetic import TrueShapes, generate, load_synthetic
-from pilid.data.table import load_table
+from pilid.data.table import frame_dataset, load_table
 from pilid.data.uci import load_bank, load_bike, load_skill, load_spambase
 from pilid.errors import PilidError
 
@@ -113,6 +113,7 @@ __all__ = [
     "DemoTrueShapes",
     "Split",
     "TrueShapes",
+    "frame_dataset",
     "generate",
     "generate_demo",
     "load_dataset",

@@ -5,6 +5,8 @@ one-hot encoding of the categorical columns (the listed ones, plus every column 
 ``category`` or ``bool`` type) and standardisation of the numeric ones with the training part's
 statistics (``pilid.data.split.make_split``). Rows with a missing value in a used column are
 dropped, and how many is logged and kept in ``Dataset.info`` (as the UCI loaders do).
+``frame_dataset`` does the same for a pandas DataFrame already in memory (``load_table`` is
+`read_frame` followed by it; the development suite's tables, `pilid.data.suite`, come this way).
 
 A classification target may hold any two values, the larger one (in sort order) the positive
 class, or up to `MAX_CLASSES` classes (coded 0..K-1 in sort order, scored by one-vs-rest AUC,
@@ -127,7 +129,7 @@ def load_table(
     standardize_target: bool = False,
     name: str = "table",
 ) -> Dataset:
-    """A CSV/Parquet file as a ``Dataset`` (see the module).
+    """A CSV/Parquet file as a ``Dataset`` (see the module): `read_frame`, then `frame_dataset`.
 
     ``target``: the column to predict; ``task``: ``classification`` (two or more classes, AUC) or
     ``regression`` (MSE); ``categorical``: columns to one-hot encode besides those of text,
@@ -135,10 +137,7 @@ def load_table(
     checksum, checked when given; ``standardize_target``: report a regression MSE in units of
     the target's training standard deviation (as bike's).
     """
-    if task not in TASKS:
-        raise PilidError(
-            f"data.task={task!r} is invalid; use data.task=classification or data.task=regression"
-        )
+    _check_task(task)
     categorical = _columns(categorical, "categorical")
     drop = _columns(drop, "drop")
     frame = read_frame(path)
@@ -153,18 +152,70 @@ def load_table(
                 f"data.sha256={actual}"
             )
         info["sha256"] = actual
+    return frame_dataset(
+        frame,
+        target,
+        task,
+        categorical=categorical,
+        drop=drop,
+        standardize_target=standardize_target,
+        name=name,
+        source=file.name,
+        info=info,
+    )
+
+
+def _check_task(task: str) -> None:
+    if task not in TASKS:
+        raise PilidError(
+            f"data.task={task!r} is invalid; use data.task=classification or data.task=regression"
+        )
+
+
+def frame_dataset(
+    frame: pd.DataFrame,
+    target: str,
+    task: str,
+    categorical: list[str] | None = None,
+    drop: list[str] | None = None,
+    standardize_target: bool = False,
+    name: str = "table",
+    source: str | None = None,
+    info: dict | None = None,
+) -> Dataset:
+    """A DataFrame as a ``Dataset``, as `load_table` makes one of a file (see the module).
+
+    The same options as `load_table` (without the file's ``sha256``): rows with a missing value
+    in a used column are dropped, text / ``category`` / ``bool`` columns and those listed in
+    ``categorical`` become categories, the others float64; the target is coded as the task
+    wants it. ``source`` names the table in messages (default: "the DataFrame"); ``info`` is
+    provenance to keep in ``Dataset.info`` (``rows_raw`` and ``rows_removed`` are added).
+    ``frame`` itself is left as it is.
+    """
+    _check_task(task)
+    if not isinstance(frame, pd.DataFrame):
+        raise PilidError(
+            f"frame_dataset needs a pandas DataFrame, not {type(frame).__name__}; wrap the "
+            "table in pd.DataFrame"
+        )
+    source = "the DataFrame" if source is None else str(source)
+    if frame.empty:
+        raise DataFileError(f"{source} holds no rows; give a filled table")
+    categorical = _columns(categorical, "categorical")
+    drop = _columns(drop, "drop")
+    info = {**(info or {}), "rows_raw": len(frame)}
     columns = [str(c) for c in frame.columns]
-    frame.columns = columns
+    frame = frame.set_axis(columns, axis=1)
     for key, names in (("target", [target]), ("drop", drop), ("categorical", categorical)):
         unknown = [c for c in names if c not in columns]
         if unknown:
             raise PilidError(
-                f"data.{key}: column {unknown[0]!r} is not in {file.name}; its columns: "
+                f"data.{key}: column {unknown[0]!r} is not in {source}; its columns: "
                 f"{', '.join(columns[:30])}{' ...' if len(columns) > 30 else ''}"
             )
     features = [c for c in columns if c != target and c not in drop]
     if not features:
-        raise PilidError(f"{file.name} has no feature column left besides data.target={target}")
+        raise PilidError(f"{source} has no feature column left besides data.target={target}")
     frame = frame[[*features, target]]
     keep = frame.notna().all(axis=1).to_numpy()
     removed = int((~keep).sum())
@@ -173,7 +224,7 @@ def load_table(
         frame = frame.loc[keep].reset_index(drop=True)
     info["rows_removed"] = {"missing value": removed}
     if frame.empty:
-        raise PilidError(f"every row of {file.name} has a missing value; fill or drop columns")
+        raise PilidError(f"every row of {source} has a missing value; fill or drop columns")
     y, target_info = _target(frame[target], target, task)
     info.update(target_info)
     X = frame[features].copy()

