@@ -247,17 +247,25 @@ def fidelity_table(fidelity: pd.DataFrame, grid: ExperimentGrid) -> Table:
     )
 
 
-def real_table(
-    selected: pd.DataFrame, grid: ExperimentGrid, paper: pd.DataFrame | None = None
-) -> Table:
-    """Table 3: rows = models, columns = data sets (each with its own metric)."""
-    settings = grid.settings
+def _model_rows(settings) -> tuple[list, list, set]:
+    """The layout of Table 3 and Table 3+: the data sets (paper order first), the (model, gamma)
+    rows, and the models with several rows (only those name their gamma, e.g. "PiLiD-5"; PiLiB's
+    library defaults fix gamma=5 and read "PiLiB (library defaults)")."""
     datasets = sorted(
         {s.dataset for s in settings},
         key=lambda d: (DATASET_ORDER.index(d) if d in DATASET_ORDER else len(DATASET_ORDER), d),
     )
     row_keys = sorted({(s.model, s.gamma) for s in settings}, key=lambda k: _row_sort_key(*k))
     repeated = {m for m, _ in row_keys if sum(1 for mo, _ in row_keys if mo == m) > 1}
+    return datasets, row_keys, repeated
+
+
+def real_table(
+    selected: pd.DataFrame, grid: ExperimentGrid, paper: pd.DataFrame | None = None
+) -> Table:
+    """Table 3: rows = models, columns = data sets (each with its own metric)."""
+    settings = grid.settings
+    datasets, row_keys, repeated = _model_rows(settings)
     paper_defaults = (
         {}
         if paper is None
@@ -324,14 +332,7 @@ def peers_table(selected: pd.DataFrame, grid: ExperimentGrid) -> Table:
     """Table 3+ (today's peers, beyond the paper): rows = models, and per data set two columns: the
     metric (mean ± std over trials, best bold) and the fit seconds per trial (mean ± std)."""
     settings = grid.settings
-    datasets = sorted(
-        {s.dataset for s in settings},
-        key=lambda d: (DATASET_ORDER.index(d) if d in DATASET_ORDER else len(DATASET_ORDER), d),
-    )
-    row_keys = sorted({(s.model, s.gamma) for s in settings}, key=lambda k: _row_sort_key(*k))
-    # a model's gamma is named only where it has several rows (as in Table 3): PiLiB's library
-    # defaults fix gamma=5 and are labelled "PiLiB (library defaults)"
-    repeated = {m for m, _ in row_keys if sum(1 for mo, _ in row_keys if mo == m) > 1}
+    datasets, row_keys, repeated = _model_rows(settings)
     metrics = {}
     for dataset in datasets:
         index = [i for i, s in enumerate(settings) if s.dataset == dataset]
