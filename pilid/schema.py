@@ -192,6 +192,7 @@ class PiLiDModel(MLPModel):
     reg_groups: str = MISSING
     purify: bool = MISSING
     monotone_constraints: Any = MISSING  # None, {column: 1 or -1} or one of -1, 0, 1 per column
+    schedule: str = MISSING  # "joint" (Algorithm 1) or "additive_first"
 
 
 @dataclass

@@ -1,8 +1,10 @@
 """Levers for PiLiD's library defaults, measured on the development suite (issue 31, item 2).
 
 Each *variant* is ``PiLiDRegressor`` / ``PiLiDClassifier`` with the library defaults and one
-change (`VARIANTS`), fitted on the tables of the development suite (`pilid.data.suite.SUITE`,
-R's data sets, none of the paper's UCI sets) exactly as ``scripts/dev_suite.py`` fits PiLiD:
+or two changes (`VARIANTS`: more pieces, a lower or row-scaled lam,
+``schedule="additive_first"``), fitted on the tables of the development suite
+(`pilid.data.suite.SUITE`, R's data sets, none of the paper's UCI sets) exactly as
+``scripts/dev_suite.py`` fits PiLiD:
 the same splits (seeds of `pilid.data.make_split`), the table as it comes, ``random_state`` =
 the split seed, one thread (`dev_suite.fit_and_score`). A variant whose value depends on the
 table is a *rule* of the training rows n (e.g. gamma = n^(1/3) / 1.5), never a value chosen per
@@ -61,6 +63,9 @@ VARIANTS = {
     "gamma_rows": ({}, gamma_rule(1.5, 20)),
     "gamma20_lam1e-5": ({"gamma": 20, "lam": 1e-5}, None),
     "gamma20_lam_rows": ({"gamma": 20}, lam_rule(5.0)),
+    "additive_first": ({"schedule": "additive_first"}, None),
+    "additive_first_gamma20": ({"schedule": "additive_first", "gamma": 20}, None),
+    "additive_first_gamma_rows": ({"schedule": "additive_first"}, gamma_rule(1.5, 20)),
 }
 
 

@@ -51,6 +51,7 @@ DATA_BOOKKEEPING_KEYS = ("verify", "download")
 KEYS_ADDED_AT_IDENTITY = {
     ("model", "n_bags"): 1,
     ("model", "monotone_constraints"): None,  # no constraint (pilid.models.monotone)
+    ("model", "schedule"): "joint",  # Algorithm 1: additive part and MLP trained together
     # the synthetic loader's options that conf/data/synthetic.yaml lists since its schema
     ("data", "interaction_share"): 0.2,
     ("data", "logit_scale"): 1.0,

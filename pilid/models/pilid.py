@@ -28,10 +28,13 @@ from pilid.models.neural import (
     RegressorOutput,
     ShapeMixin,
 )
+from pilid.models.params import Choice
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
+from pilid.train import Phase
 
 __all__ = [
     "LIBRARY_DEFAULTS",
+    "SCHEDULES",
     "PAPER_PROTOCOL",
     "MLPClassifier",
     "MLPRegressor",
@@ -61,6 +64,11 @@ PAPER_PROTOCOL = {
     "lam": 1e-5,
     "n_bags": 1,
 }
+
+#: How the additive part and the MLP train: ``"joint"``, Algorithm 1 (both from the start), or
+#: ``"additive_first"`` (beyond the paper): the additive part alone first, the MLP held at its
+#: zero output, then both, keeping the MLP only as far as it lowers the validation loss.
+SCHEDULES = ("joint", "additive_first")
 
 _PILID_DOC = (
     """
@@ -99,6 +107,15 @@ _PILID_DOC = (
     purify : bool, default=True
         After training, move the MLP's main effects into the additive shapes (predictions
         unchanged; `pilid.nn.ensemble`).
+    schedule : {"joint", "additive_first"}, default="joint"
+        ``"joint"``: the additive part and the MLP train together from the start (Algorithm 1,
+        step 3) [the paper's]. ``"additive_first"`` (beyond the paper, as EBM fits main
+        effects before pairs): the additive part trains alone first (up to ``epochs``, early
+        stopping; the MLP's output layer starts at 0, so the MLP adds nothing yet), then both
+        train (up to ``epochs`` more) with the additive-only model's validation loss as the
+        bar: a trial keeps the joint weights only where they beat it, else the additive-only
+        weights. Without early stopping (``patience=None``) both stages run their epochs.
+        Needs ``hidden_layers``; with None it is the same as ``"joint"``.
     lr : float, default=0.005
         Learning rate [0.005]. A fit whose training diverges raises
         `pilid.errors.TrainingDivergedError` (lower ``lr``).
@@ -170,6 +187,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         "hidden_layers": [HIDDEN_LAYERS, None],  # None: the additive component alone
         "sigma": SIGMA,
         "monotone_constraints": MONOTONE_CONSTRAINTS,
+        "schedule": [Choice(SCHEDULES)],
     }
 
     def __init__(
@@ -195,6 +213,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         verbose=False,
         n_bags=LIBRARY_DEFAULTS["n_bags"],
         monotone_constraints=None,
+        schedule="joint",
     ):
         self.gamma = gamma
         self.knots = knots
@@ -217,6 +236,16 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         self.verbose = verbose
         self.n_bags = n_bags
         self.monotone_constraints = monotone_constraints
+        self.schedule = schedule
+
+    def _phases(self) -> list[Phase]:
+        """Algorithm 1's one phase, or ``schedule="additive_first"``'s two (see ``schedule``)."""
+        if self.schedule != "additive_first" or self.hidden_layers is None:
+            return super()._phases()
+        return [
+            Phase("additive", int(self.epochs), frozen=("deep.",)),
+            Phase("joint", int(self.epochs), keep_best=True),
+        ]
 
 
 class PiLiDRegressor(RegressorOutput, PiLiDBase):  # noqa: D101 (its __doc__ is assigned)

@@ -46,6 +46,11 @@ class Phase:
     `patience` epochs without improvement) ends it; a phase with early stopping restores the
     trial's best weights of that phase on exit. `penalty` adds the estimator's extra loss term;
     parameters whose names start with a prefix in `frozen` are held at their values on entry.
+    `keep_best` (with early stopping in this phase and the one before): the best validation
+    loss of the phase before stays the one to beat, so the phase keeps a trial's weights only
+    where an epoch beats the weights it started from, and a trial whose every epoch is worse
+    leaves the phase with the weights it entered with (beyond the paper: PiLiD's
+    ``schedule="additive_first"``).
     """
 
     name: str
@@ -54,6 +59,7 @@ class Phase:
     frozen: tuple[str, ...] = ()
     early_stopping: bool = True
     until: Callable[[nn.Module], torch.Tensor] | None = None
+    keep_best: bool = False
 
 
 @dataclass
@@ -175,6 +181,11 @@ def train_ensemble(
     has_val = data.x_val is not None and data.x_val.shape[1] > 0 and cfg.patience is not None
     es_host = [p.early_stopping and has_val for p in phases]
     es_flags = torch.tensor(es_host, device=device)
+    # per phase: does it enter with the phase before's best validation loss as the bar to beat?
+    keep_flags = torch.tensor(
+        [k > 0 and p.keep_best and es_host[k] and es_host[k - 1] for k, p in enumerate(phases)],
+        device=device,
+    )
     caps = torch.tensor([p.max_epochs for p in phases], device=device)
     patience = cfg.patience if cfg.patience is not None else 0
     bs = max(1, min(int(cfg.batch_size), n))
@@ -319,7 +330,7 @@ def train_ensemble(
             advancing = leave & ~last
             phase = phase + advancing.long()
             ep_in_phase = torch.where(leave, 0, ep_in_phase)
-            best = torch.where(advancing, math.inf, best)
+            best = torch.where(advancing & ~keep_flags[phase], math.inf, best)
             bad = torch.where(advancing, 0, bad)
             for name, p in frozen_params.items():
                 snapshots[name].copy_(_where_trials(advancing, p, snapshots[name]))

@@ -1,0 +1,106 @@
+"""PiLiD's ``schedule="additive_first"`` (beyond the paper) and the trainer's ``keep_best``.
+
+The additive stage is the additive-only model: with the MLP frozen at its zero output, its
+epoch losses equal those of ``hidden_layers=None`` on the same seed (same start, same
+mini-batches, Adam element by element). A phase with ``keep_best`` keeps the weights it
+entered with when none of its epochs beats them on the validation rows, and a phase without
+it does not. ``schedule="joint"`` is Algorithm 1, unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from pilid import PiLiDClassifier, PiLiDRegressor
+from pilid.errors import PilidError
+from pilid.train.trainer import EnsembleData, Phase, TrainConfig, train_ensemble
+
+
+def _additive_data(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, 4))
+    y = np.abs(X[:, 0]) * 2 + np.where(X[:, 1] > 0, 1.0, -0.5) + 0.5 * X[:, 2]
+    return X, y + 0.1 * rng.normal(size=n)
+
+
+def test_the_additive_stage_trains_exactly_the_additive_only_model():
+    X, y = _additive_data()
+    common = dict(n_bags=1, epochs=15, patience=None, random_state=3, gamma=6)
+    staged = PiLiDRegressor(schedule="additive_first", **common).fit(X, y)
+    alone = PiLiDRegressor(hidden_layers=None, **common).fit(X, y)
+    losses = np.array(staged.history_["train_loss"])
+    assert len(losses) == 30 and staged.history_["phase"][-1] == "joint"  # 15 epochs each
+    np.testing.assert_allclose(losses[:15], alone.history_["train_loss"], rtol=1e-5)
+    assert not np.allclose(losses[15:], losses[14])  # the joint stage trains on
+
+
+def test_joint_is_the_default_and_algorithm_1_unchanged():
+    X, y = _additive_data(n=300)
+    common = dict(n_bags=1, epochs=5, random_state=0)
+    default = PiLiDRegressor(**common).fit(X, y)
+    joint = PiLiDRegressor(schedule="joint", **common).fit(X, y)
+    assert PiLiDRegressor().schedule == "joint"
+    assert set(default.history_["phase"]) == {"train"}
+    np.testing.assert_array_equal(default.predict(X), joint.predict(X))
+
+
+def test_without_hidden_layers_additive_first_is_joint():
+    X, y = _additive_data(n=300)
+    common = dict(n_bags=1, epochs=5, random_state=0, hidden_layers=None)
+    a = PiLiDRegressor(schedule="additive_first", **common).fit(X, y)
+    b = PiLiDRegressor(**common).fit(X, y)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_additive_first_fits_a_classifier_with_early_stopping_in_both_stages():
+    X, y = _additive_data(n=500)
+    model = PiLiDClassifier(schedule="additive_first", n_bags=2, epochs=30, random_state=0)
+    model.fit(X, y > np.median(y))
+    phases = [set(h["phase"]) for h in model.history_]
+    assert all(p <= {"additive", "joint"} and "additive" in p for p in phases)
+    assert model.score(X, y > np.median(y)) > 0.8
+
+
+def test_an_unknown_schedule_is_one_line():
+    with pytest.raises(PilidError, match="schedule") as info:
+        PiLiDRegressor(schedule="sequential").fit(*_additive_data(n=50))
+    assert "\n" not in str(info.value) and "additive_first" in str(info.value)
+
+
+class _Line(nn.Module):
+    """out = a + b x for T=1 trial (the trainer's model protocol: forward(x, phi) -> (T, B))."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Parameter(torch.zeros(1, 1))
+        self.b = nn.Parameter(torch.zeros(1, 1))
+
+    def forward(self, x, phi=None):
+        return self.a + self.b * x[..., 0]
+
+
+def _line_fit(keep_best: bool):
+    """Phase 1 fits the intercept (b frozen at 0); phase 2 frees b, which the training rows
+    (slope 1) pull away from 0 while the validation rows (slope 0) are best at b = 0."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(1, 200, 1, generator=g) * 2 - 1
+    x_val = torch.rand(1, 100, 1, generator=g) * 2 - 1
+    data = EnsembleData(x=x, y=2.0 + x[..., 0], x_val=x_val, y_val=torch.full((1, 100), 2.0))
+    phases = [
+        Phase("intercept", 200, frozen=("b",)),
+        Phase("slope", 50, frozen=("a",), keep_best=keep_best),
+    ]
+    model = _Line()
+    cfg = TrainConfig(task="regression", lr=0.05, batch_size=50, patience=5)
+    train_ensemble(model, data, phases, cfg, seeds=[0])
+    return float(model.a.detach()), float(model.b.detach())
+
+
+def test_keep_best_leaves_a_phase_with_its_entry_weights_when_no_epoch_beats_them():
+    a_kept, b_kept = _line_fit(keep_best=True)
+    a_free, b_free = _line_fit(keep_best=False)
+    assert b_kept == 0.0  # every epoch with b != 0 is worse on the validation rows
+    assert a_kept == a_free and abs(a_kept - 2.0) < 0.05  # phase 1's intercept in both
+    assert b_free > 0.01  # without keep_best the phase keeps its own best epoch, b > 0
