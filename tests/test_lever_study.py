@@ -96,3 +96,20 @@ def test_a_run_fits_what_the_dev_suite_fits_and_resumes(tmp_path, capsys):
     assert study.main([*args, "--out", str(out)]) == 0  # resumes: nothing left to fit
     again = pd.read_csv(out)
     np.testing.assert_array_equal(again["fit_seconds"], first["fit_seconds"])
+
+
+def test_the_summary_shows_only_cells_that_have_every_split_asked_for():
+    study = _script("lever_study")
+    levers = pd.DataFrame(
+        {
+            "variant": ["defaults"] * 5 + ["gamma20"] * 2,
+            "table": ["wage"] * 7,
+            "split": [0, 1, 2, 3, 4, 0, 1],
+            "value": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0],
+        }
+    )
+    confirm = study.on_splits(levers, [2, 3, 4])
+    assert confirm["variant"].unique().tolist() == ["defaults"]  # gamma20 lacks splits 2-4
+    assert confirm["value"].tolist() == [3.0, 4.0, 5.0]
+    screen = study.on_splits(levers, [0, 1])
+    assert screen.groupby("variant")["value"].mean().to_dict() == {"defaults": 1.5, "gamma20": 6.5}
