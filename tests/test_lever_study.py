@@ -113,3 +113,31 @@ def test_the_summary_shows_only_cells_that_have_every_split_asked_for():
     assert confirm["value"].tolist() == [3.0, 4.0, 5.0]
     screen = study.on_splits(levers, [0, 1])
     assert screen.groupby("variant")["value"].mean().to_dict() == {"defaults": 1.5, "gamma20": 6.5}
+
+
+def test_the_readme_counts_are_the_committed_screening_runs():
+    study = _script("lever_study")
+    suite = _script("dev_suite")
+    levers = study.on_splits(pd.read_csv(study.OUT), study.SCREEN_SPLITS)
+    summary = study.summarise(levers, suite.read_results(suite.OUT))
+    best = summary.loc["additive_first_gamma_rows"]
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    base = summary.loc["defaults"]
+    n = {
+        k: int(v) for k, v in best[["beats_defaults", "of_defaults", "beats_ebm", "of_ebm"]].items()
+    }
+    assert f"beat EBM on {int(base.beats_ebm)} of the {int(base.of_ebm)} tables" in readme
+    assert (
+        f"beat the defaults on {n['beats_defaults']} of {n['of_defaults']} tables and EBM on "
+        f"{n['beats_ebm']} of {n['of_ebm']}" in readme
+    )
+    rows = {  # the guide's table: variant -> its row's label
+        "gamma_rows": "more pieces by rule: clip(round(n ** (1/3) / 1.5), 2, 20)",
+        "additive_first": '`schedule="additive_first"`',
+        "additive_first_gamma_rows": '`schedule="additive_first"`, more pieces by rule',
+    }
+    for variant, label in rows.items():
+        row = summary.loc[variant]
+        line = f"| {label} | {int(row.beats_defaults)} of 15 | {int(row.beats_ebm)} of 9 |"
+        assert line in guide, line
