@@ -32,6 +32,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from pilid.atomic import replacing
 from pilid.experiments.artefacts import GRID_KIND, artefact_path
@@ -497,6 +498,8 @@ def figure_peers_shapes(
     lines = [display.lines_[0, display.classes_.index(label)] for label in present]
     fig.legend(lines, present, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=len(present))
     axes[0].set_ylabel("contribution (centred)", fontsize=8)
+    for ax in axes:  # features in raw units (shares of a second, hours): few ticks, no overlap
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=4))
     ranked_by = model_label(ranker)
     fig.suptitle(
         f"Learned shapes of skill's {len(features)} most important features (by the spread of "

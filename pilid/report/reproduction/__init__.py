@@ -14,6 +14,8 @@ It reads in one pass, one module per step:
 - `claims`: the four claims (a)-(d), each unit graded by the rule its part states;
 - `shape_fidelity`: the shape fidelity per (N, gamma) and initialisation (beyond the paper), and
   claim (b)'s shape lines;
+- `reduced_run`: the reduced run (the simulation cells first run at 5 trials) read back from the
+  records, and what changed in each claim since;
 - `compute`: the compute the records used (fit time, active wall time, devices, layouts);
 - `sections`: the Markdown of each section, with the prose of ``reproduction_text.md``
   (`prose`, a template beside the hand-written ``reproduction_notes.md``);
@@ -69,6 +71,11 @@ from pilid.report.reproduction.document import (
     read_notes,
 )
 from pilid.report.reproduction.pairing import Unit
+from pilid.report.reproduction.reduced_run import (
+    REDUCED_RUN_TRIALS,
+    changes_since_reduced_run,
+    reduced_run_records,
+)
 from pilid.report.reproduction.sections import (
     GENERATORS_CSV,
     claims_section,
@@ -104,6 +111,7 @@ __all__ = [
     "PAPER_TABLE_EXPERIMENT",
     "PAPER_TABLE_ORDER",
     "PAPER_TRIALS",
+    "REDUCED_RUN_TRIALS",
     "SCALE",
     "SHORT_LABELS",
     "TABLE2_M_VALUES",
@@ -112,6 +120,7 @@ __all__ = [
     "Unit",
     "active_wall_seconds",
     "build_reproduction",
+    "changes_since_reduced_run",
     "claim_a",
     "claim_b",
     "claim_c",
@@ -135,6 +144,7 @@ __all__ = [
     "paper_grids",
     "paper_tables",
     "read_notes",
+    "reduced_run_records",
     "run_cells",
     "shape_fidelity_section",
     "table_section",

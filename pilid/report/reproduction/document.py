@@ -26,6 +26,11 @@ from pilid.report.reproduction.cells import (
 )
 from pilid.report.reproduction.claims import claims
 from pilid.report.reproduction.prose import paragraphs
+from pilid.report.reproduction.reduced_run import (
+    changes_since_reduced_run,
+    reduced_run_records,
+    topped_up,
+)
 from pilid.report.reproduction.sections import (
     claims_section,
     commands_section,
@@ -37,7 +42,7 @@ from pilid.report.reproduction.sections import (
     overview_section,
     table_section,
 )
-from pilid.report.reproduction.shape_fidelity import shape_fidelity_section
+from pilid.report.reproduction.shape_fidelity import FIDELITY_TABLE, shape_fidelity_section
 from pilid.report.table_model import Table
 
 #: The hand-written notes, appended verbatim (preprocessing choices, differences from the paper).
@@ -58,15 +63,22 @@ def build_reproduction(
     notes: str | None = None,
     sim_generator: str | None = None,
     left: pd.DataFrame | None = None,
+    reduced_tables: list[Table] | None = None,
 ) -> str:
     """The text of REPRODUCTION.md from the normalised ``records`` and our ``tables`` of them
     (`paper_tables`). ``figure_link``: the paper-vs-ours figure relative to the file (None: not
     drawn); ``sim_generator``: the synthetic generator the simulation experiments use (None:
     the default one); ``tables_dir`` is also where ``generators_linear.csv`` is read from;
-    ``left``: `remaining_settings` of the records (None: the text says nothing of it)."""
+    ``left``: `remaining_settings` of the records (None: the text says nothing of it);
+    ``reduced_tables``: the same tables of `reduced_run_records` (None: each claim says nothing
+    of the reduced run)."""
     cells = paper_cells(tables)
     run = run_cells(cells)
     found = claims(tables, records)
+    since_reduced = None
+    if reduced_tables is not None:
+        then = claims(reduced_tables, reduced_run_records(records))
+        since_reduced = changes_since_reduced_run(found, then)
     reduced = int(run["reduced"].sum())
     complete = len(run) == len(cells) and reduced == 0
     if complete:
@@ -104,7 +116,7 @@ def build_reproduction(
         lines += [*paragraphs("figure-not-drawn"), ""]
     per_table = remaining_work(left) if left is not None else None
     lines += ["## Overview", ""] + overview_section(cells, per_table)
-    lines += ["## The paper's claims", ""] + claims_section(found)
+    lines += ["## The paper's claims", ""] + claims_section(found, since_reduced)
     fidelity = shape_fidelity_section(tables)
     if fidelity:
         lines += ["## Shape fidelity (Figure 3; beyond the paper)", ""] + fidelity
@@ -143,7 +155,14 @@ def make_reproduction(
 
     if records is None:
         records = load_records(results)
-    tables = paper_tables(records, root=results_root(results), conf_dir=conf_dir)
+    root = results_root(results)
+    tables = paper_tables(records, root=root, conf_dir=conf_dir)
+    reduced_tables = None
+    if topped_up(records).any():  # some cell of the reduced run has more trials now
+        # The shape-fidelity table reads Table 2's runs, which the reduced run had in full.
+        reduced = reduced_run_records(records)
+        reduced_tables = paper_tables(reduced, conf_dir=conf_dir, fidelity=False)
+        reduced_tables += [table for table in tables if table.name == FIDELITY_TABLE]
     out = Path(out)
     written = draw_paper_vs_ours(paper_cells(tables), figures_dir) if figures_dir else []
     png = next((p for p in written if p.suffix == ".png"), None)
@@ -156,6 +175,7 @@ def make_reproduction(
         tables_dir=Path(tables_dir).as_posix(),
         sim_generator=paper_generator(conf_dir),
         left=remaining_settings(records, conf_dir),
+        reduced_tables=reduced_tables,
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text(out, text)

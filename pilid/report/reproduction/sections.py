@@ -229,9 +229,13 @@ def _left_cost(row) -> str:
     return f"{int(row.trials)} trials, {cost}"
 
 
-def claims_section(found: list[Claim]) -> list[str]:
-    """The rules of the verdicts, then per claim its verdict and each part's verdict, rule, the
-    paper's count and details."""
+def claims_section(found: list[Claim], since_reduced: dict[str, str] | None = None) -> list[str]:
+    """The rules of the verdicts, then per claim its verdict, what changed since the reduced run
+    (``since_reduced``: `pilid.report.reproduction.reduced_run.changes_since_reduced_run`; None:
+    nothing said, the records are the reduced run) and each part's verdict, rule, the paper's
+    count and details."""
+    from pilid.report.reproduction.reduced_run import REDUCED_RUN_TRIALS
+
     lines = [CLAIM_RULES, ""]
     for claim in found:
         lines += [
@@ -240,6 +244,13 @@ def claims_section(found: list[Claim]) -> list[str]:
             f"**Verdict: {claim.verdict()}.**",
             "",
         ]
+        if since_reduced and claim.key in since_reduced:
+            lines += [
+                f"Since the reduced run (the simulation cells `scripts/reproduce_simulation.sh` "
+                f"first ran at {REDUCED_RUN_TRIALS} trials, read back at their first "
+                f"{REDUCED_RUN_TRIALS}): {since_reduced[claim.key]}",
+                "",
+            ]
         for part in claim.parts:
             lines.append(f"- *{part.title}* — **{part.verdict()}**. Rule: {part.rule}")
             if part.paper_text():
