@@ -8,7 +8,7 @@ SMOKE_RESULTS ?= results/smoke
 
 help:
 	@echo "install  pip install torch==2.13.0 (the CPU wheel), then -e '.[dev]'"
-	@echo "test     run the test suite (CPU, about 13 min on 2 cores, one worker per core)"
+	@echo "test     run the test suite (CPU, about 9-13 min on 2 cores, one worker per core)"
 	@echo "test-fast  the tests without long training or subprocesses (pytest -m 'not slow')"
 	@echo "lint     ruff check + ruff format --check"
 	@echo "format   ruff format + ruff check --fix"
@@ -29,7 +29,7 @@ install:
 # Tests in TEST_WORKERS processes (pytest-xdist; "auto": one per core), each with one BLAS/torch
 # thread unless OMP_NUM_THREADS says otherwise: two multi-threaded torch processes on the same
 # cores slow each other by up to 100x. Most tests spend their time starting Python, torch and Hydra
-# on one core, so two workers on 2 cores take about 13 minutes where one took about 18.
+# on one core, so two workers on 2 cores take 9-13 minutes where one took about 18.
 TEST_WORKERS ?= auto
 test:
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
