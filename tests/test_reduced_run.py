@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from pilid.report.records import normalise_records
 from pilid.report.reproduction.claims import Claim, Part
 from pilid.report.reproduction.pairing import Unit
 from pilid.report.reproduction.reduced_run import (
@@ -46,7 +47,7 @@ def test_only_the_reduced_cells_trials_from_five_on_are_left_out():
         _record("sim_classification", "mlp", 5000, 12),
         _record("real_data", "gam", None, 12),
     ]
-    records = pd.DataFrame(rows)
+    records = normalise_records(pd.DataFrame(rows))
     kept = reduced_run_records(records)
     left_out = records.drop(kept.index)
     assert sorted(left_out.index) == [2, 3, 5, 7]

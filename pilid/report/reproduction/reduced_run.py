@@ -26,19 +26,16 @@ REDUCED_RUN_PILID_GAMMAS = (1, 10, 15, 20)
 SIMULATION_EXPERIMENTS = ("sim_regression", "sim_classification")
 
 
-def _gamma(params) -> float | None:
-    return params.get("gamma") if isinstance(params, dict) else None
-
-
 def in_reduced_run(records: pd.DataFrame) -> np.ndarray:
-    """Which ``records`` belong to a cell of the reduced run (any trial)."""
+    """Which ``records`` (normalised, `pilid.report.records.normalise_records`) belong to a cell
+    of the reduced run (any trial)."""
     if records.empty:
         return np.zeros(0, dtype=bool)
     experiment = records["experiment"].astype(object)
     N = pd.to_numeric(records["N"], errors="coerce")
     simulation = experiment.isin(SIMULATION_EXPERIMENTS) & N.isin(REDUCED_RUN_N)
     baseline = records["model"].isin(REDUCED_RUN_BASELINES)
-    gamma = pd.to_numeric(records["params"].map(_gamma), errors="coerce")
+    gamma = pd.to_numeric(records["gamma"], errors="coerce")
     pilid = (
         (experiment == "sim_classification")
         & (records["model"] == "pilid")
