@@ -53,10 +53,13 @@ NEURAL_EXPECTED_FAILED_CHECKS: dict[str, str] = {
 
 
 #: NIT's three class logits on the check's 3-class blobs: one of 60 rows differs by 2.4e-7
-#: (float32 rounding of the gated blocks' batched products, which differs between 1 row and 60).
-NIT_ROUNDING: dict[str, str] = {
+#: (float32 rounding of the gated blocks' batched products, which differs between 1 row and 60);
+#: PiLiB's binary logit likewise on some CPUs (one of 60 rows by 1.2e-7 on the 2-core
+#: development machine, none on CI's), so the mark is not strict.
+GATED_ROUNDING: dict[str, str] = {
     "check_methods_subset_invariance": (
-        "float32 rounding: one of 60 logits differs by 2.4e-7 between a batch of 1 row and of 60"
+        "float32 rounding: one of 60 logits differs by up to 2.4e-7 between a batch of 1 row "
+        "and of 60"
     ),
 }
 
@@ -75,8 +78,8 @@ def _expected_failed(est) -> dict[str, str]:
     """The checks expected to fail for `est`, with the reason (scikit-learn marks them xfail)."""
     from pilid.models.neural import NeuralEstimator
 
-    if isinstance(est, NITClassifier):
-        return {**EXPECTED_FAILED_CHECKS, **NEURAL_EXPECTED_FAILED_CHECKS, **NIT_ROUNDING}
+    if isinstance(est, NITClassifier | PiLiBClassifier):
+        return {**EXPECTED_FAILED_CHECKS, **NEURAL_EXPECTED_FAILED_CHECKS, **GATED_ROUNDING}
     if isinstance(est, NeuralEstimator):
         return {**EXPECTED_FAILED_CHECKS, **NEURAL_EXPECTED_FAILED_CHECKS}
     if isinstance(est, GA2MClassifier | GA2MRegressor):

@@ -20,8 +20,13 @@ RUNNER_KEYS = {"random_state", "device", "categorical_features", "verbose"}
 #: Config keys renamed for the constructor (`_rename_` in conf/model/*.yaml).
 RENAMED = {"n_jobs": "cores"}
 #: Constructor parameters deliberately left at their default, each with the reason.
+#: The runner's data arrive one-hot encoded (`pilid.data.make_split`: a 0/1 column per level,
+#: never more than 2 levels), which both values of ``deep_categorical`` feed to the deep part
+#: alike (tests/test_deep_categorical.py checks that the predictions are equal).
+INERT_IN_THE_RUNNER = {"deep_categorical": "inert on the runner's one-hot matrices"}
 EXEMPT = {
     "ga": {"teacher": "None = the paper's MLP built from the config's own MLP keys"},
+    **{name: INERT_IN_THE_RUNNER for name in ("pilid", "pilid_lib", "mlp")},
 }
 OURS = ["pilid", "pilid_lib", "mlp", "pilib", "pilib_lib", "nit", "ga"]
 

@@ -108,6 +108,7 @@ def collect_bag(est) -> None:
     est.bag_rows_ = np.stack([m.bag_rows_ for m in members])
     est.x_mean_ = prep.x_mean
     est.x_scale_ = prep.x_scale
+    est.deep_onehot_ = prep.onehot
     est.knots_ = prep.knots
     est.n_features_in_ = prep.X.shape[1]
     est.intercept_ = float(np.mean([m.intercept_ for m in members]))

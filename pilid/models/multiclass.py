@@ -87,6 +87,7 @@ def collect_classes(est) -> None:
     est.class_estimators_ = members
     est.x_mean_ = prep.x_mean
     est.x_scale_ = prep.x_scale
+    est.deep_onehot_ = prep.onehot
     est.knots_ = prep.knots
     est.n_features_in_ = prep.X.shape[1]
     est.intercept_ = np.array([float(m.intercept_) for m in members])

@@ -167,6 +167,10 @@ ADDITIVE_CONSTRAINTS = {  # the piecewise-linear component (Definitions 1-2, Alg
 }
 
 
+#: How a categorical feature enters the deep part (`pilid.train.batched.deep_input`).
+DEEP_CATEGORICAL = ("onehot", "code")
+
+
 class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
     """Base of the neural estimators (PiLiD, MLP, PiLiB, NIT): data handling and training.
 
@@ -307,11 +311,31 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             self._warn_few_rows_per_piece(knots, n_fit)
         self.seed_ = seed
         prep = Prepared(X, target, train_idx, val_idx, seed, x_mean, x_scale, knots)
+        onehot = self._deep_onehot(X)
+        if onehot:  # categorical features enter the deep part one-hot
+            prep = dataclasses.replace(prep, onehot=onehot)
         if self.missing_.any():  # missing values: NaN contributions, deep indicators
             prep = dataclasses.replace(prep, missing=self.missing_.copy())
         if weight is not None:  # sample weights: all rows (statistics), the training rows
             prep = dataclasses.replace(prep, weight=weight, train_weight=weight[train_idx])
         return prep
+
+    def _deep_onehot(self, X: np.ndarray) -> tuple[tuple[int, np.ndarray], ...] | None:
+        """`Prepared.onehot`: with ``deep_categorical="onehot"`` each categorical feature with
+        more than 2 levels and its levels (the sorted codes of the fit rows; NaN is a missing
+        value, not a level); None when there is none, or for ``"code"`` and the families without
+        the parameter. A feature with 1 or 2 levels keeps its code: one standardised column
+        holds what its indicators would (so 0/1 columns, e.g. the runner's one-hot matrices,
+        enter the deep part the same either way)."""
+        if getattr(self, "deep_categorical", "code") != "onehot" or not self.categorical_.any():
+            return None
+        pairs = []
+        for j in np.flatnonzero(self.categorical_):
+            column = X[:, j]
+            levels = np.unique(column[np.isfinite(column)])
+            if len(levels) > 2:
+                pairs.append((int(j), levels))
+        return tuple(pairs) or None
 
     def _warn_few_rows_per_piece(self, knots, n_rows: int) -> None:
         """One line when a numeric feature has fewer than `MIN_ROWS_PER_PIECE` fit rows per
@@ -361,7 +385,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         validated X. NaN in a feature that had no missing values in fit is read as "unseen"
         (+inf, `pilid.nn.piecewise.phi_compact`): its contribution is the feature's average."""
         missing = getattr(self, "missing_", None)
-        x = deep_input(X, self.x_mean_, self.x_scale_, missing).astype(np.float32)
+        onehot = getattr(self, "deep_onehot_", None)
+        x = deep_input(X, self.x_mean_, self.x_scale_, missing, onehot).astype(np.float32)
         x = torch.from_numpy(x).to(device)
         phi = None
         if self.knots_ is not None:
@@ -436,6 +461,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         """Fitted attributes that need the T=1 module: centring of the contributions."""
         self.x_mean_ = prep.x_mean
         self.x_scale_ = prep.x_scale
+        self.deep_onehot_ = prep.onehot
         self.knots_ = prep.knots
         self.n_features_in_ = prep.X.shape[1]
         offset = 0.0

@@ -19,6 +19,7 @@ from pilid.models.neural import (
     ADDITIVE_ATTRIBUTES_DOC,
     ADDITIVE_CONSTRAINTS,
     BAG_CONSTRAINTS,
+    DEEP_CATEGORICAL,
     FITTED_ATTRIBUTES_DOC,
     HIDDEN_LAYERS,
     PENALTY_CONSTRAINTS,
@@ -145,6 +146,13 @@ _PILID_DOC = (
         shows it as a row with ``x`` NaN) and the deep part a neutral value and a missing
         indicator; NaN at prediction in a feature without NaN in fit gets that feature's
         average contribution (0) and a `UnseenMissingWarning` (`pilid.models.inputs`).
+    deep_categorical : {"onehot", "code"}, default="onehot"
+        How a categorical feature with more than 2 levels enters the deep part (beyond the
+        paper, whose UCI sets come one-hot encoded): ``"onehot"``, one 0/1 column per level
+        seen in fit (a missing or unseen category: all 0); ``"code"``, its level's code as one
+        standardised number (which imposes an order the levels may not have). A feature with
+        1 or 2 levels is one standardised column either way, and the additive part is the same
+        either way (a piece per category, Definition 1).
     verbose : bool, default=False
         A progress bar with the epoch losses.
     n_bags : int, default=16
@@ -188,6 +196,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         "sigma": SIGMA,
         "monotone_constraints": MONOTONE_CONSTRAINTS,
         "schedule": [Choice(SCHEDULES)],
+        "deep_categorical": [Choice(DEEP_CATEGORICAL)],
     }
 
     def __init__(
@@ -214,6 +223,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         n_bags=LIBRARY_DEFAULTS["n_bags"],
         monotone_constraints=None,
         schedule="joint",
+        deep_categorical="onehot",
     ):
         self.gamma = gamma
         self.knots = knots
@@ -237,6 +247,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         self.n_bags = n_bags
         self.monotone_constraints = monotone_constraints
         self.schedule = schedule
+        self.deep_categorical = deep_categorical
 
     def _phases(self) -> list[Phase]:
         """Algorithm 1's one phase, or ``schedule="additive_first"``'s two (see ``schedule``)."""
@@ -274,6 +285,7 @@ class MLPBase(NeuralEstimator):
         **BAG_CONSTRAINTS,
         "hidden_layers": [HIDDEN_LAYERS],
         "sigma": SIGMA,
+        "deep_categorical": [Choice(DEEP_CATEGORICAL)],
     }
 
     def __init__(
@@ -293,6 +305,7 @@ class MLPBase(NeuralEstimator):
         categorical_features=None,
         verbose=False,
         n_bags=1,
+        deep_categorical="onehot",
     ):
         self.hidden_layers = hidden_layers
         self.sigma = sigma
@@ -309,6 +322,7 @@ class MLPBase(NeuralEstimator):
         self.categorical_features = categorical_features
         self.verbose = verbose
         self.n_bags = n_bags
+        self.deep_categorical = deep_categorical
 
 
 _MLP_DOC = (
@@ -335,6 +349,9 @@ categorical_features, verbose
     n_bags : int, default=1
         k > 1 averages the raw outputs (predictions or logits) of k bootstrap members trained
         as one batched ensemble (`pilid.models.bagging`).
+    deep_categorical : {"onehot", "code"}, default="onehot"
+        As in `PiLiDRegressor`: a categorical feature as one 0/1 column per level, or as its
+        code.
 
     Attributes
     ----------"""

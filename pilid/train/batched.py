@@ -54,21 +54,39 @@ class Prepared:
     #: learned contribution for NaN (the additive part) and a missing indicator (the deep
     #: part's input, `deep_input`); None: no feature had missing values.
     missing: np.ndarray | None = None
+    #: Categorical features the deep part sees one-hot (`deep_input`): pairs (feature j, its
+    #: levels, the sorted codes seen in fit); None: every feature enters as one standardised
+    #: column (its code, for a categorical feature).
+    onehot: tuple[tuple[int, np.ndarray], ...] | None = None
 
 
-def deep_input(X: np.ndarray, x_mean, x_scale, missing=None) -> np.ndarray:
+def deep_input(X: np.ndarray, x_mean, x_scale, missing=None, onehot=None) -> np.ndarray:
     """The deep part's input for rows `X` (n, m): X standardised by (`x_mean`, `x_scale`),
     NaN (a missing value) and +inf (a category not seen in fit) at 0, i.e. the training mean
-    (a neutral value), then one missing indicator column (1.0 where NaN) per feature of
-    `missing` (bool (m,); None: none), in column order: shape (n, m + missing.sum())."""
+    (a neutral value); then, for each pair (j, levels) of `onehot` (None: none), feature j's
+    column replaced by one 0/1 indicator per level (a missing or unseen category: all 0),
+    appended in pair order; then one missing indicator column (1.0 where NaN) per feature of
+    `missing` (bool (m,); None: none), in column order. Shape (n, `deep_columns`)."""
     with np.errstate(invalid="ignore"):  # +inf over a monotone feature's inf scale: NaN, then 0
         z = (X - x_mean) / x_scale
     bad = ~np.isfinite(X)
     if bad.any():
         z = np.where(bad, 0.0, z)
+    if onehot:
+        coded = [j for j, _ in onehot]
+        keep = np.setdiff1d(np.arange(X.shape[1]), coded)
+        indicators = [X[:, [j]] == np.asarray(levels)[None, :] for j, levels in onehot]
+        z = np.concatenate([z[:, keep], *indicators], axis=1)
     if missing is not None and np.any(missing):
         z = np.concatenate([z, np.isnan(X[:, np.asarray(missing, dtype=bool)])], axis=1)
     return z
+
+
+def deep_columns(m: int, missing=None, onehot=None) -> int:
+    """Columns of `deep_input` for m features: one per feature, a one-hot feature's one per
+    level instead, plus one per feature with missing values."""
+    width = m + sum(len(levels) - 1 for _, levels in onehot or ())
+    return width + (0 if missing is None else int(np.sum(missing)))
 
 
 def _missing_of(prep: Prepared) -> np.ndarray:
@@ -79,8 +97,8 @@ def _missing_of(prep: Prepared) -> np.ndarray:
 
 
 def deep_width(prep: Prepared) -> int:
-    """Columns of the deep part's input (`deep_input`): m, plus one per feature with NaN."""
-    return prep.X.shape[1] + (0 if prep.missing is None else int(np.sum(prep.missing)))
+    """Columns of the deep part's input (`deep_input`) for `prep` (`deep_columns`)."""
+    return deep_columns(prep.X.shape[1], prep.missing, prep.onehot)
 
 
 class Trainable:
@@ -147,7 +165,7 @@ def _ensemble_data(preps: list[Prepared], device) -> EnsembleData:
         xs, ys = [], []
         for p in preps:
             idx = rows_of(p)
-            x_deep = deep_input(p.X[idx], p.x_mean, p.x_scale, p.missing)
+            x_deep = deep_input(p.X[idx], p.x_mean, p.x_scale, p.missing, p.onehot)
             xs.append(torch.as_tensor(x_deep, dtype=torch.float32))
             ys.append(torch.as_tensor(p.target[idx], dtype=torch.float32))
         x = torch.stack(xs).to(device)
@@ -319,7 +337,7 @@ def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
     T = len(ests)
     seeds = [p.seed for p in preps]
     additive = _build_additive(est0, preps, data, device) if est0._has_additive else None
-    deep = est0._build_deep(deep_width(preps[0]), seeds)  # m, + 1 per feature with NaN
+    deep = est0._build_deep(deep_width(preps[0]), seeds)  # `deep_columns`
     model = PiLiDEnsemble(additive, deep, T).to(device)
     cfg = est0._train_config(T)
     result = train_ensemble(model, data, est0._phases(), cfg, seeds)
