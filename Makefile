@@ -72,6 +72,7 @@ bench:
 	$(PYTHON) scripts/bench_trials.py
 	$(PYTHON) scripts/bench_baselines.py
 	$(PYTHON) scripts/bench_bagging.py
+	$(PYTHON) scripts/bench_deep_categorical.py
 
 # A fresh scratch directory each time, so that the smoke run exercises every step.
 smoke:

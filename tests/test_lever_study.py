@@ -41,7 +41,7 @@ def test_the_lam_rule_falls_with_the_rows_within_its_bounds():
     assert study.make_variant("gamma20_lam_rows", "classification", 0, 5000).gamma == 20
 
 
-def test_the_summary_counts_wins_against_the_defaults_and_ebm_by_hand():
+def test_the_summary_counts_wins_against_each_baseline_and_ebm_by_hand():
     study = _script("lever_study")
 
     def rows(variant, table, metric, values):
@@ -54,8 +54,12 @@ def test_the_summary_counts_wins_against_the_defaults_and_ebm_by_hand():
     levers = pd.DataFrame(
         rows("defaults", "wage", "mse", [0.70, 0.60])  # mean 0.65
         + rows("defaults", "hmda", "auc", [0.80, 0.90])  # mean 0.85
-        + rows("gamma20", "wage", "mse", [0.66, 0.62])  # 0.64: beats 0.65 (lower MSE)
-        + rows("gamma20", "hmda", "auc", [0.84, 0.85])  # 0.845: loses to 0.85
+        + rows("lam1e-5", "wage", "mse", [0.66, 0.62])  # 0.64: beats 0.65 (lower MSE)
+        + rows("lam1e-5", "hmda", "auc", [0.84, 0.85])  # 0.845: loses to 0.85
+        + rows("code", "wage", "mse", [0.70, 0.70])  # 0.70: loses to the defaults' 0.65
+        + rows("code", "hmda", "auc", [0.86, 0.86])  # 0.86: beats 0.85
+        + rows("gamma20", "wage", "mse", [0.60, 0.60])  # 0.60: beats code's 0.70
+        + rows("gamma20", "hmda", "auc", [0.87, 0.87])  # 0.87: beats code's 0.86
     )
     suite = pd.DataFrame(
         [
@@ -67,11 +71,14 @@ def test_the_summary_counts_wins_against_the_defaults_and_ebm_by_hand():
         ]
     )
     summary = study.summarise(levers, suite)
-    assert summary.loc["gamma20", ["beats_defaults", "of_defaults"]].tolist() == [1, 2]
+    columns = ["baseline", "beats_baseline", "of_baseline", "beats_ebm", "of_ebm"]
     # EBM: wage 0.64 < 0.65 (win), hmda 0.845 > 0.84 (win, split 2 left out)
-    assert summary.loc["gamma20", ["beats_ebm", "of_ebm"]].tolist() == [2, 2]
+    assert summary.loc["lam1e-5", columns].tolist() == ["defaults", 1, 2, 2, 2]
+    assert summary.loc["code", columns].tolist() == ["defaults", 1, 2, 1, 2]
+    # a variant measured with the code is compared with "code", not with the defaults
+    assert summary.loc["gamma20", columns].tolist() == ["code", 2, 2, 2, 2]
     # the defaults: wage 0.65 vs 0.65 is no win (strictly better), hmda 0.85 > 0.84
-    assert summary.loc["defaults", ["beats_ebm", "of_ebm"]].tolist() == [1, 2]
+    assert summary.loc["defaults", columns].tolist() == ["defaults", 0, 0, 1, 2]
 
 
 @pytest.mark.slow
@@ -119,27 +126,38 @@ def test_the_readme_counts_are_the_committed_screening_runs():
     study = _script("lever_study")
     suite = _script("dev_suite")
     levers = study.on_splits(pd.read_csv(study.OUT), study.SCREEN_SPLITS)
-    summary = study.summarise(levers, suite.read_results(suite.OUT))
-    best = summary.loc["additive_first_gamma_rows"]
+    peers = suite.read_results(suite.OUT)
+    summary = study.summarise(levers, peers)
+    best = summary.loc["onehot_additive_first_gamma_rows"]
     readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
     base = summary.loc["defaults"]
+    assert best.baseline == "defaults"
     n = {
-        k: int(v) for k, v in best[["beats_defaults", "of_defaults", "beats_ebm", "of_ebm"]].items()
+        k: int(v) for k, v in best[["beats_baseline", "of_baseline", "beats_ebm", "of_ebm"]].items()
     }
     assert f"beat EBM on {int(base.beats_ebm)} of the {int(base.of_ebm)} tables" in readme
     assert (
-        f"beat the defaults on {n['beats_defaults']} of {n['of_defaults']} tables and EBM on "
+        f"beats the defaults on {n['beats_baseline']} of {n['of_baseline']} tables and EBM on "
         f"{n['beats_ebm']} of {n['of_ebm']}" in readme
     )
-    rows = {  # the guide's table: variant -> its row's label
+    # one-hot on deliveries: the code (today's library), the defaults, LightGBM
+    means = levers[levers["table"] == "deliveries"].groupby("variant")["value"].mean()
+    screen = peers[(peers["table"] == "deliveries") & peers["split"].isin(study.SCREEN_SPLITS)]
+    lightgbm = screen[screen["model"] == "lightgbm"]["value"].mean()
+    assert (
+        f"deliveries' MSE falls from {means['code_now']:.4f} to {means['defaults']:.4f}, below "
+        f"LightGBM's {lightgbm:.4f}" in readme
+    )
+    rows = {  # the guide's table of the variants with the code: variant -> its row's label
         "gamma_rows": "more pieces by rule: clip(round(n ** (1/3) / 1.5), 2, 20)",
         "additive_first": '`schedule="additive_first"`',
         "additive_first_gamma_rows": '`schedule="additive_first"`, more pieces by rule',
     }
     for variant, label in rows.items():
         row = summary.loc[variant]
-        line = f"| {label} | {int(row.beats_defaults)} of 15 | {int(row.beats_ebm)} of 9 |"
+        assert row.baseline == "code"
+        line = f"| {label} | {int(row.beats_baseline)} of 15 | {int(row.beats_ebm)} of 9 |"
         assert line in guide, line
 
 
@@ -147,15 +165,48 @@ def test_the_guide_states_the_committed_confirmation_run():
     study = _script("lever_study")
     suite = _script("dev_suite")
     levers = study.on_splits(pd.read_csv(study.OUT), (2, 3, 4))
-    assert set(levers["variant"]) == {"defaults", "gamma_rows", "additive_first_gamma_rows"}
+    assert set(levers["variant"]) == {
+        "code",
+        "gamma_rows",
+        "additive_first_gamma_rows",
+        "defaults",
+        "onehot_additive_first_gamma_rows",
+    }
     summary = study.summarise(levers, suite.read_results(suite.OUT))
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
     rule, both = summary.loc["gamma_rows"], summary.loc["additive_first_gamma_rows"]
     assert (
-        f"beat the defaults on {int(rule.beats_defaults)} of 15 tables and EBM on "
+        f"beat `code` on {int(rule.beats_baseline)} of 15 tables and EBM on "
         f'{int(rule.beats_ebm)} of 9, with `schedule="additive_first"` as well on '
-        f"{int(both.beats_defaults)} of 15 and EBM on {int(both.beats_ebm)} of 9" in guide
+        f"{int(both.beats_baseline)} of 15 and EBM on {int(both.beats_ebm)} of 9" in guide
     )
+    assert f"(`code`: EBM on {int(summary.loc['code'].beats_ebm)} of 9)" in guide
     seconds = levers.groupby("variant")["fit_seconds"].mean()
     assert f"{seconds['additive_first_gamma_rows']:.1f} s a fit against" in guide
-    assert f"against {seconds['defaults']:.1f} s" in guide
+    assert f"against {seconds['code']:.1f} s" in guide
+    # the one-hot defaults and the combined lever on the same splits
+    base, onehot = summary.loc["defaults"], summary.loc["onehot_additive_first_gamma_rows"]
+    assert f"they beat EBM on {int(base.beats_ebm)} of 9 tables there" in guide
+    assert (
+        f"better than the defaults on {int(onehot.beats_baseline)} of 15 tables, and than EBM "
+        f"on {int(onehot.beats_ebm)} of 9" in guide
+    )
+    means = levers.groupby(["variant", "table"])["value"].mean()
+    for table in ("deliveries", "hotel_rates", "ames"):
+        assert f"({means['code', table]:.4f} -> {means['defaults', table]:.4f})" in guide or (
+            f"(MSE {means['code', table]:.4f} -> {means['defaults', table]:.4f})" in guide
+        ), table
+
+
+def test_the_guide_states_the_committed_dev_suite_run():
+    suite = _script("dev_suite")
+    summary = suite.summarise(suite.read_results(suite.OUT))
+    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    per_table = summary["per_table"]
+    wins = [t for t in per_table.index if per_table.loc[t, "pilid_beats_ebm"] is True]
+    rank = summary["mean_rank"]
+    assert (
+        f"defaults beat EBM on {summary['wins']} of the {summary['compared']} tables with EBM "
+        f"({', '.join(sorted(wins))}), mean rank {rank['pilid']:.2f} against EBM's "
+        f"{rank['ebm']:.2f} and LightGBM's {rank['lightgbm']:.2f}" in guide
+    )
