@@ -118,3 +118,22 @@ def test_a_bad_value_is_refused_in_one_line():
     with pytest.raises(PilidError, match="deep_categorical") as info:
         PiLiDRegressor(deep_categorical="dummies", **SMALL).fit(X, y)
     assert "\n" not in str(info.value)
+
+
+def test_trials_with_different_levels_train_batched_as_they_train_alone():
+    """fit_batched stacks trials only when their deep inputs have as many columns: a trial
+    whose rows lack a level has one fewer one-hot column and trains in its own group."""
+    from sklearn.base import clone
+
+    from pilid.train import fit_batched
+
+    X, y = _table(n=800)
+    has_g = (X["day"] == "g").to_numpy()
+    X0, y0 = X[~has_g].head(300), y[~has_g][:300]  # 6 days
+    X1, y1 = X.head(300), y[:300]  # 7 days
+    template = PiLiDRegressor(gamma=3, hidden_layers=(8,), **SMALL)
+    batched = fit_batched([clone(template), clone(template)], [X0, X1], [y0, y1])
+    assert [len(e.deep_onehot_[0][1]) for e in batched] == [6, 7]
+    for est, Xt, yt in zip(batched, [X0, X1], [y0, y1]):
+        alone = clone(template).fit(Xt, yt)
+        np.testing.assert_allclose(est.predict(X.tail(50)), alone.predict(X.tail(50)), atol=1e-5)

@@ -117,7 +117,8 @@ class Trainable:
       ``weight`` and ``train_weight``).
     * ``_build_deep(n_features, seeds) -> nn.Module | None``: the deep component for T trials
       (trial t's slice initialised from ``seeds[t]`` alone); ``forward(x (T, B, m)) -> (T, B)``
-      (``n_features`` is `deep_width`: m, plus a missing indicator per feature with NaN)
+      (``n_features`` is `deep_width`: m, a one-hot feature's levels instead of its one
+      column, plus a missing indicator per feature with NaN)
       (``forward(x, phi)`` when the module has ``uses_phi = True``).
     * ``_phases() -> list[Phase]``: the training schedule.
     * ``_train_config(n_trials) -> TrainConfig``: optimiser, penalties and the extra loss.
@@ -404,6 +405,7 @@ def _fit_local(ests, Xs, ys, ws) -> list:
     for i, (est, p) in enumerate(units):
         key = (len(p.train_idx), len(p.val_idx), int(getattr(est, "_softmax_classes", 1)))
         key += (tuple(np.flatnonzero(_missing_of(p)).tolist()),)  # same missing-value columns
+        key += (deep_width(p),)  # as many deep inputs (a one-hot feature: one per level)
         key += (p.train_weight is not None, p.weight is not None)  # weighted with weighted
         groups.setdefault(key, []).append(i)
     for idx in groups.values():
