@@ -361,3 +361,24 @@ def test_auto_blocks_of_a_bag_hold_about_as_many_members_as_plain_blocks_hold_tr
     assert resolve_block_size("auto", "cuda", n_bags=4) == BLOCK_SIZE_CUDA // 4
     assert resolve_block_size("auto", "cpu", n_bags=16) == 1  # never an empty block
     assert resolve_block_size(7, "cpu", n_bags=16) == 7  # a number given is kept
+
+
+def test_records_name_the_installed_model_libraries_versions(monkeypatch):
+    """A record names the versions of the libraries that fit some model (EBM's numbers moved
+    between two days, the recorded versions equal), where installed, and leaves out those that
+    are not."""
+    from importlib.metadata import version
+
+    from pilid.experiments import runner
+
+    libraries = {**runner.MODEL_LIBRARIES, "nothing": "no-such-distribution-pilid"}
+    monkeypatch.setattr(runner, "MODEL_LIBRARIES", libraries)
+    runner.versions.cache_clear()
+    try:
+        found = runner.versions()
+    finally:
+        runner.versions.cache_clear()
+    assert found["scipy"] == version("scipy")
+    assert found["interpret"] == version("interpret-core")
+    assert "nothing" not in found
+    assert {"python", "torch", "numpy", "pandas", "sklearn", "pilid"} <= set(found)
