@@ -126,9 +126,8 @@ def baseline_of(variant: str) -> str:
     measured with the code (`CODE`) before one-hot became the default, ``defaults`` for the rest
     (and for ``code`` and ``code_now`` themselves, the one-hot default's own lever)."""
     params = VARIANTS[variant][0] if variant in VARIANTS else {}
-    if variant not in ("code", "code_now", "defaults") and params.get("deep_categorical") == "code":
-        return "code"
-    return "defaults"
+    with_code = params.get("deep_categorical") == "code"
+    return "code" if with_code and variant not in ("code", "code_now") else "defaults"
 
 
 def summarise(levers: pd.DataFrame, suite: pd.DataFrame) -> pd.DataFrame:

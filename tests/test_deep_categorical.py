@@ -9,11 +9,13 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 
 from pilid import PiLiBRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.data import Dataset, make_split
 from pilid.errors import PilidError
 from pilid.models.pilid import MLPRegressor
+from pilid.train import fit_batched
 from pilid.train.batched import deep_columns, deep_input
 
 SMALL = dict(epochs=10, batch_size=64, device="cpu", random_state=0, n_bags=1, lr=0.01)
@@ -123,10 +125,6 @@ def test_a_bad_value_is_refused_in_one_line():
 def test_trials_with_different_levels_train_batched_as_they_train_alone():
     """fit_batched stacks trials only when their deep inputs have as many columns: a trial
     whose rows lack a level has one fewer one-hot column and trains in its own group."""
-    from sklearn.base import clone
-
-    from pilid.train import fit_batched
-
     X, y = _table(n=800)
     has_g = (X["day"] == "g").to_numpy()
     X0, y0 = X[~has_g].head(300), y[~has_g][:300]  # 6 days

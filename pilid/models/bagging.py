@@ -52,6 +52,7 @@ __all__ = [
     "bag_shapes",
     "collect_bag",
     "gather_members",
+    "take_inputs",
 ]
 
 #: The percentiles over members drawn as a shape's band (`lower`, `upper`).
@@ -106,13 +107,20 @@ def collect_bag(est) -> None:
         return
     est.estimators_ = members
     est.bag_rows_ = np.stack([m.bag_rows_ for m in members])
+    take_inputs(est, prep)
+    est.intercept_ = float(np.mean([m.intercept_ for m in members]))
+    est.module_ = None  # the bag has no single module; its members have theirs
+
+
+def take_inputs(est, prep: Prepared) -> None:
+    """The fitted attributes that say how `prep`'s inputs are read (shared by a single model,
+    a bag and K class members): ``x_mean_``/``x_scale_`` and ``deep_onehot_`` (the deep
+    input, `pilid.train.batched.deep_input`), ``knots_`` (Phi) and ``n_features_in_``."""
     est.x_mean_ = prep.x_mean
     est.x_scale_ = prep.x_scale
     est.deep_onehot_ = prep.onehot
     est.knots_ = prep.knots
     est.n_features_in_ = prep.X.shape[1]
-    est.intercept_ = float(np.mean([m.intercept_ for m in members]))
-    est.module_ = None  # the bag has no single module; its members have theirs
 
 
 def gather_members(est, members: list, name) -> bool:

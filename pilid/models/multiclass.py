@@ -35,7 +35,7 @@ import pandas as pd
 from scipy.special import softmax as _softmax
 from sklearn.base import clone
 
-from pilid.models.bagging import gather_members
+from pilid.models.bagging import gather_members, take_inputs
 
 __all__ = ["class_members", "collect_classes", "is_multiclass", "softmax"]
 
@@ -85,11 +85,7 @@ def collect_classes(est) -> None:
     if not gather_members(est, members, lambda k: f"class {est.classes_[k]!r}"):
         return
     est.class_estimators_ = members
-    est.x_mean_ = prep.x_mean
-    est.x_scale_ = prep.x_scale
-    est.deep_onehot_ = prep.onehot
-    est.knots_ = prep.knots
-    est.n_features_in_ = prep.X.shape[1]
+    take_inputs(est, prep)
     est.intercept_ = np.array([float(m.intercept_) for m in members])
     est.module_ = None  # each class member has its own
 

@@ -459,11 +459,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
 
     def _finalize(self, prep: Prepared) -> None:
         """Fitted attributes that need the T=1 module: centring of the contributions."""
-        self.x_mean_ = prep.x_mean
-        self.x_scale_ = prep.x_scale
-        self.deep_onehot_ = prep.onehot
-        self.knots_ = prep.knots
-        self.n_features_in_ = prep.X.shape[1]
+        bagging.take_inputs(self, prep)
         offset = 0.0
         if self.knots_ is not None:
             terms, _ = self._terms(prep.X)
