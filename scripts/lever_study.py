@@ -85,6 +85,10 @@ VARIANTS = {
     "lam1e-5": ({"lam": 1e-5}, None),
     "deep_unpenalised": ({"reg_groups": "additive"}, None),
     "onehot_additive_first_gamma_rows": ({"schedule": "additive_first"}, gamma_rule(1.5, 20)),
+    # many pieces held smooth by the roughness penalty (P-splines' lever)
+    "gamma20_smooth0.01": ({"gamma": 20, "smoothness": 0.01}, None),
+    "gamma20_smooth0.1": ({"gamma": 20, "smoothness": 0.1}, None),
+    "gamma40_smooth0.1": ({"gamma": 40, "smoothness": 0.1}, None),
 }
 
 

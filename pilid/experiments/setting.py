@@ -52,6 +52,7 @@ KEYS_ADDED_AT_IDENTITY = {
     ("model", "n_bags"): 1,
     ("model", "monotone_constraints"): None,  # no constraint (pilid.models.monotone)
     ("model", "schedule"): "joint",  # Algorithm 1: additive part and MLP trained together
+    ("model", "smoothness"): 0.0,  # no roughness penalty on the shapes (Eq. 11 as it is)
     # the synthetic loader's options that conf/data/synthetic.yaml lists since its schema
     ("data", "interaction_share"): 0.2,
     ("data", "logit_scale"): 1.0,

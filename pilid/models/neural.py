@@ -251,6 +251,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             verbose=bool(self.verbose),
             desc=f"{type(self).__name__} x{n_trials}",
             classes=int(getattr(self, "_softmax_classes", 1)),  # K > 2 classes: softmax groups
+            smoothness=float(getattr(self, "smoothness", 0.0)),  # PiLiD's shape roughness
         )
 
     def _check_params(self) -> None:

@@ -29,7 +29,7 @@ from pilid.models.neural import (
     RegressorOutput,
     ShapeMixin,
 )
-from pilid.models.params import Choice
+from pilid.models.params import Choice, Number
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.train import Phase
 
@@ -153,6 +153,13 @@ _PILID_DOC = (
         standardised number (which imposes an order the levels may not have). A feature with
         1 or 2 levels is one standardised column either way, and the additive part is the same
         either way (a piece per category, Definition 1).
+    smoothness : float, default=0.0
+        Weight of a roughness penalty on the shapes, added to the loss of Eq. 11 (beyond the
+        paper; P-splines' difference penalty): ``smoothness * sum_j sum_k (v_{j,k+1} -
+        v_{j,k})^2``, v_{j,k} = omega_j w_k the rise of u_j over its piece k, over the
+        neighbouring pieces of each numeric feature (`pilid.nn.additive.AdditiveEnsemble.
+        roughness`). It lets many pieces (a large ``gamma``) follow a sharp bend or a step
+        where the data show one and stay straight elsewhere. 0: no such term [the paper's].
     verbose : bool, default=False
         A progress bar with the epoch losses.
     n_bags : int, default=16
@@ -197,6 +204,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         "monotone_constraints": MONOTONE_CONSTRAINTS,
         "schedule": [Choice(SCHEDULES)],
         "deep_categorical": [Choice(DEEP_CATEGORICAL)],
+        "smoothness": [Number(0, None, closed="left")],
     }
 
     def __init__(
@@ -224,6 +232,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         monotone_constraints=None,
         schedule="joint",
         deep_categorical="onehot",
+        smoothness=0.0,
     ):
         self.gamma = gamma
         self.knots = knots
@@ -248,6 +257,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         self.monotone_constraints = monotone_constraints
         self.schedule = schedule
         self.deep_categorical = deep_categorical
+        self.smoothness = smoothness
 
     def _phases(self) -> list[Phase]:
         """Algorithm 1's one phase, or ``schedule="additive_first"``'s two (see ``schedule``)."""

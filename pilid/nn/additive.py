@@ -132,6 +132,20 @@ class AdditiveEnsemble(nn.Module):
             return self.w
         return torch.where(self.sign != 0, self.sign * self.w.abs(), self.w)
 
+    def roughness(self, neighbours: torch.Tensor) -> torch.Tensor:
+        """The second-difference roughness of the shapes per trial, (T,) (beyond the paper).
+
+        With v_k = omega_j w_k the rise of u_j over piece k (`effective`), u_j's values at the
+        characteristic points are the cumulative sums of v, so v_{k+1} - v_k is their second
+        difference: ``sum_k neighbours_k (v_{k+1} - v_k)^2``, with ``neighbours`` (T, P - 1)
+        1 where columns k and k + 1 are consecutive pieces of one numeric feature (0 between
+        features, for categorical features and padding). It is the difference penalty of
+        P-splines (Eilers & Marx 1996) on the hat-function coefficients of u_j, in the index
+        of the pieces (with quantile knots: equal shares of the training rows).
+        """
+        v, _ = self.effective()
+        return (neighbours * torch.diff(v, dim=1).square()).sum(1)
+
     def effective(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Per-piece weight omega_j w_k (T, P) and per-trial constant sum_k omega_j b_k (T,)."""
         if self.sign is None:
@@ -184,6 +198,7 @@ def ridge_solve(
     ridge: float = LSTSQ_RIDGE,
     names: Sequence[str] | None = None,
     weights: torch.Tensor | None = None,
+    roughness: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Least squares of `target` (T, n) on `phi` (T, n, P) with an intercept, for T trials.
 
@@ -198,6 +213,11 @@ def ridge_solve(
     weighted least squares, with weighted means and the Gram matrix Phi_c^T W Phi_c (and
     Phi_c^T W y_c); the ridge stays relative to its mean diagonal, so scaling every weight
     changes nothing and integer weights equal repeated rows.
+
+    `roughness` (T, Q, Q), Q <= P (the first Q columns; None: none): a penalty ``w^T R w`` on
+    the *mean* squared error, as PiLiD's ``smoothness`` term is on the mean loss (`difference_
+    penalty`); it enters the normal equations as n R (the total weight for weighted rows), so
+    the solution is a P-spline-like penalised least squares.
     """
     if weights is None:
         mean_phi = phi.mean(1, keepdim=True)
@@ -216,6 +236,12 @@ def ridge_solve(
     P = phi.shape[2]
     diag = torch.diagonal(gram, dim1=1, dim2=2)
     r = ridge * diag.mean(1).clamp_min(1e-12) + 1e-12
+    if roughness is not None:  # on the mean loss: times the rows (or the total weight)
+        rows = phi.shape[1] if weights is None else weights.sum(1).double()
+        Q = roughness.shape[1]
+        scaled = roughness.double() * torch.as_tensor(rows, dtype=torch.float64).reshape(-1, 1, 1)
+        gram = gram.clone()
+        gram[:, :Q, :Q] += scaled.to(gram.device)
     eye = torch.eye(P, dtype=gram.dtype, device=gram.device)
     # Collinear columns (one-hot groups, constant pieces) leave the float32 Gram matrix a little
     # indefinite; a trial whose factorisation fails retries with a ten times larger ridge.
@@ -256,12 +282,25 @@ def _failure_message(gram, target, failed, names) -> str:
     )
 
 
+def difference_penalty(neighbours: torch.Tensor, smoothness: float) -> torch.Tensor:
+    """``smoothness * D^T D`` (T, P, P) for neighbours (T, P - 1): the quadratic form of
+    `AdditiveEnsemble.roughness` at omega = 1, ``w^T (D^T D) w = sum_k nb_k (w_{k+1} - w_k)^2``
+    (D: the first differences of the neighbouring pieces; a tridiagonal matrix)."""
+    T, P1 = neighbours.shape
+    nb = neighbours.double() * float(smoothness)
+    diag = torch.zeros(T, P1 + 1, dtype=nb.dtype, device=nb.device)
+    diag[:, :-1] += nb
+    diag[:, 1:] += nb
+    return torch.diag_embed(diag) - torch.diag_embed(nb, 1) - torch.diag_embed(nb, -1)
+
+
 def lstsq_init(
     phi: torch.Tensor,
     target: torch.Tensor,
     mask: torch.Tensor,
     names: Sequence[str] | None = None,
     weights: torch.Tensor | None = None,
+    roughness: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Algorithm 1's least-squares start: w from `ridge_solve`, the intercept spread over b.
 
@@ -274,10 +313,11 @@ def lstsq_init(
     the Phi columns and their weights come back third, (w, b, nan_w (T, k)): the start of
     `AdditiveEnsemble`'s ``nan_value`` (the prediction is again exactly the least squares').
     `names` (one per Phi column) is handed to `ridge_solve` for its error message, `weights`
-    (T, n; sample weights, None: unweighted) for a weighted least squares.
+    (T, n; sample weights, None: unweighted) for a weighted least squares, `roughness` (T, P, P;
+    `difference_penalty`) for PiLiD's ``smoothness`` term (a penalised least squares).
     """
     P = mask.shape[1]
-    w, intercept = ridge_solve(phi, target, names=names, weights=weights)
+    w, intercept = ridge_solve(phi, target, names=names, weights=weights, roughness=roughness)
     n_real = mask.sum(1, keepdim=True).clamp_min(1.0)
     b = mask * (intercept.unsqueeze(1) / n_real)
     if phi.shape[2] > P:  # missing-value indicator columns after Phi's P: their weights too

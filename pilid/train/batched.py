@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
 
 from pilid.device import resolve_device
 from pilid.errors import PilidError, TrainingDivergedError
-from pilid.nn.additive import AdditiveEnsemble, lstsq_init, monotone_start
+from pilid.nn.additive import (
+    AdditiveEnsemble,
+    difference_penalty,
+    lstsq_init,
+    monotone_start,
+)
 from pilid.nn.ensemble import PiLiDEnsemble
 from pilid.nn.piecewise import Knots, compact_layout, phi_compact, phi_dense
 from pilid.streams import STREAM_ADDITIVE, trial_generator
@@ -254,6 +259,10 @@ def _build_additive(est: Trainable, preps: list[Prepared], data: EnsembleData, d
     nan_value = None  # missing values: u_j(NaN) - constant_j per feature (T, m)
     if any(p.missing is not None and np.any(p.missing) for p in preps):
         nan_value = torch.zeros(T, m, device=device)
+    smoothness = float(getattr(est, "smoothness", 0.0))
+    roughness = None  # PiLiD's smoothness: a penalised least-squares start (P-splines')
+    if smoothness > 0:
+        roughness = difference_penalty(neighbour_pieces(preps, feature, mask), smoothness)
     if est.init == "lstsq":
         target = data.y if est._task == "regression" else 2.0 * data.y - 1.0
         if preps[0].class_index is not None:  # K classes: one-vs-rest coding of trial t's class
@@ -274,6 +283,7 @@ def _build_additive(est: Trainable, preps: list[Prepared], data: EnsembleData, d
                 mask[t : t + 1],
                 names=column_names,
                 weights=None if data.w is None else data.w[t : t + 1],
+                roughness=None if roughness is None else roughness[t : t + 1],
             )
             w_t, b_t = start[0], start[1]
             if nan_value is not None:
@@ -292,6 +302,22 @@ def _build_additive(est: Trainable, preps: list[Prepared], data: EnsembleData, d
             w[t, :Pt] = torch.randn(Pt, generator=g) * std
         w, b = w.to(device), torch.zeros(T, P, device=device)
     return AdditiveEnsemble(feature, mask, m, w, b, sign=sign, nan_value=nan_value)
+
+
+def neighbour_pieces(
+    preps: list[Prepared], feature: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
+    """(T, P - 1) float: 1 where Phi columns k and k + 1 (`feature`, `mask`: (T, P), the
+    additive part's layout) are consecutive pieces of one numeric feature of trial t, the pairs
+    whose rises the ``smoothness`` penalty ties together (`pilid.nn.additive.AdditiveEnsemble.
+    roughness`); 0 across features, between categories (their order is no neighbourhood) and
+    in the padding."""
+    mask = mask > 0
+    numeric = torch.stack(
+        [torch.as_tensor(~np.asarray(p.knots.categorical, dtype=bool)) for p in preps]
+    ).to(feature.device)
+    same = (feature[:, 1:] == feature[:, :-1]) & mask[:, 1:] & mask[:, :-1]
+    return (same & torch.gather(numeric, 1, feature[:, :-1])).to(torch.float32)
 
 
 def _unstack(est: Trainable, model: PiLiDEnsemble, t: int, prep: Prepared) -> PiLiDEnsemble:
@@ -341,6 +367,8 @@ def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
     deep = est0._build_deep(deep_width(preps[0]), seeds)  # `deep_columns`
     model = PiLiDEnsemble(additive, deep, T).to(device)
     cfg = est0._train_config(T)
+    if additive is not None and cfg.smoothness > 0:
+        cfg = replace(cfg, neighbours=neighbour_pieces(preps, additive.feature, additive.mask))
     result = train_ensemble(model, data, est0._phases(), cfg, seeds)
     # Read-only: the trained model's loss on its training rows (eval mode, no random draws).
     final = evaluate_loss(

@@ -99,6 +99,11 @@ class TrainConfig:
     desc: str = "train"
     #: K > 1: the trials form softmax groups of K classes (`pilid.train.losses.task_loss`).
     classes: int = 1
+    #: Weight of the shapes' second-difference roughness added to every step's loss (beyond
+    #: the paper; `pilid.nn.additive.AdditiveEnsemble.roughness`) and its (T, P - 1) mask of
+    #: neighbouring pieces; 0 or None: no such term.
+    smoothness: float = 0.0
+    neighbours: torch.Tensor | None = None
 
 
 @dataclass
@@ -197,6 +202,7 @@ def train_ensemble(
     free = [p for p in params if id(p) not in reg_ids]
     opt = _make_optimizer(reg, free, cfg, device)
     l1_params = reg if (cfg.reg == "l1" and cfg.lam > 0) else []
+    smooth = cfg.smoothness > 0 and cfg.neighbours is not None and model.additive is not None
 
     frozen_prefixes = sorted({f for p in phases for f in p.frozen})
     frozen_params = {
@@ -268,6 +274,8 @@ def train_ensemble(
             loss = task if cfg.classes == 1 else task / cfg.classes  # a group's loss once
             if l1_params:
                 loss = loss + cfg.lam * l1_penalty(l1_params)
+            if smooth:
+                loss = loss + cfg.smoothness * model.additive.roughness(cfg.neighbours)
             extra = None
             if pen_mask is not None and cfg.extra_loss is not None:
                 extra = cfg.extra_loss(model, xb)  # None: the estimator adds no penalty
