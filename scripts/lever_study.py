@@ -89,6 +89,11 @@ VARIANTS = {
     "gamma20_smooth0.01": ({"gamma": 20, "smoothness": 0.01}, None),
     "gamma20_smooth0.1": ({"gamma": 20, "smoothness": 0.1}, None),
     "gamma40_smooth0.1": ({"gamma": 40, "smoothness": 0.1}, None),
+    "gamma40_smooth1": ({"gamma": 40, "smoothness": 1.0}, None),
+    "gamma40_smooth0.1_additive_first": (
+        {"gamma": 40, "smoothness": 0.1, "schedule": "additive_first"},
+        None,
+    ),
 }
 
 

@@ -7,6 +7,8 @@ smooth truth: with many pieces the penalised shape is smoother and closer to the
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -126,3 +128,16 @@ def test_smoothness_with_missing_values_and_sample_weights():
     assert np.isfinite(model.predict(X)).all()
     shape = model.shape_functions()
     assert shape["x"].isna().sum() == 1  # feature 0's own contribution for NaN is kept
+
+
+def test_many_pieces_on_few_rows_warn_only_without_smoothness():
+    from pilid.models.neural import FewRowsPerPieceWarning
+
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-2, 2, size=(120, 2))
+    y = _truth(X)
+    with pytest.warns(FewRowsPerPieceWarning, match="gamma=40"):
+        PiLiDRegressor(gamma=40, epochs=2, **SMALL).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FewRowsPerPieceWarning)
+        PiLiDRegressor(gamma=40, smoothness=0.1, epochs=2, **SMALL).fit(X, y)

@@ -340,9 +340,10 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
 
     def _warn_few_rows_per_piece(self, knots, n_rows: int) -> None:
         """One line when a numeric feature has fewer than `MIN_ROWS_PER_PIECE` fit rows per
-        piece (categorical features get a piece per category whatever gamma is)."""
+        piece (categorical features get a piece per category whatever gamma is); none with
+        PiLiD's ``smoothness`` > 0, whose penalty ties neighbouring slopes together."""
         pieces = knots.n_pieces[~np.asarray(knots.categorical, dtype=bool)]
-        if pieces.size == 0:
+        if pieces.size == 0 or float(getattr(self, "smoothness", 0.0)) > 0:
             return
         most = int(pieces.max())
         if n_rows >= MIN_ROWS_PER_PIECE * most:
