@@ -247,7 +247,9 @@ def test_epochs_zero_is_the_least_squares_start_on_the_command_line_too(tmp_path
 )
 def test_gamma_too_large_for_the_rows_warns_once_on_one_line(n, gamma, warns):
     X, y = _data(n=n, m=2)
-    est = PiLiDRegressor(gamma=gamma, knots="uniform", hidden_layers=None, epochs=0, n_bags=2)
+    est = PiLiDRegressor(  # plain pieces: smoothness ties them together and warns of nothing
+        gamma=gamma, knots="uniform", hidden_layers=None, epochs=0, n_bags=2, smoothness=0.0
+    )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         est.set_params(device="cpu", random_state=0).fit(X, y)

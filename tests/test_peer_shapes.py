@@ -178,11 +178,18 @@ SPREAD = {
 
 
 def _peer_record(model, trial):
+    from omegaconf import OmegaConf
+
+    from pilid.config import CONF_DIR
+
+    params = {}  # PiLiD's records carry the gamma of its config (Table 3+'s setting)
+    if model == "pilid_lib":
+        params = {"gamma": OmegaConf.load(CONF_DIR / "model" / "pilid_lib.yaml")["gamma"]}
     return {
         "experiment": "peers" if model != "pilid_lib" else "real_data",
         "dataset": "skill",
         "model": model,
-        "params": {},
+        "params": params,
         "task": "classification",
         "trial": trial,
         "seed": trial,

@@ -10,8 +10,9 @@ from pilid.nn.additive import AdditiveEnsemble, ridge_solve
 from pilid.nn.mlp import EnsembleMLP
 from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact, phi_numpy
 
-#: The paper's knots, penalty and single model (the library defaults differ: LIBRARY_DEFAULTS).
-PAPER = {k: PAPER_PROTOCOL[k] for k in ("knots", "lam", "n_bags")}
+#: The paper's knots, penalty, single model and plain least squares (the library defaults differ:
+#: LIBRARY_DEFAULTS).
+PAPER = {k: PAPER_PROTOCOL[k] for k in ("knots", "lam", "n_bags", "smoothness")}
 FAST = dict(hidden_layers=(16, 8), batch_size=64, device="cpu", random_state=0, **PAPER)
 
 

@@ -107,7 +107,13 @@ def test_weighted_least_squares_start_equals_numpy_on_dense_phi():
     X, y, w = _data(n=200, seed=1)
     w = w * 0.7 + 0.1 * (np.arange(len(y)) % 3)  # fractional weights, some zero
     est = PiLiDRegressor(
-        gamma=4, knots="quantile", hidden_layers=None, epochs=0, patience=None, n_bags=1
+        gamma=4,
+        knots="quantile",
+        hidden_layers=None,
+        epochs=0,
+        patience=None,
+        n_bags=1,
+        smoothness=0.0,  # the plain (weighted) least squares of Algorithm 1
     ).fit(X, y, sample_weight=w)
     feature, _, _ = est.knots_.layout()
     col, frac = est._inputs(X)[1]

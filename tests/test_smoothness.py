@@ -137,7 +137,7 @@ def test_many_pieces_on_few_rows_warn_only_without_smoothness():
     X = rng.uniform(-2, 2, size=(120, 2))
     y = _truth(X)
     with pytest.warns(FewRowsPerPieceWarning, match="gamma=40"):
-        PiLiDRegressor(gamma=40, epochs=2, **SMALL).fit(X, y)
+        PiLiDRegressor(gamma=40, smoothness=0.0, epochs=2, **SMALL).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", FewRowsPerPieceWarning)
         PiLiDRegressor(gamma=40, smoothness=0.1, epochs=2, **SMALL).fit(X, y)
