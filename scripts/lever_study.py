@@ -12,9 +12,9 @@ training rows n (e.g. gamma = n^(1/3) / 1.5), never a value chosen per table. Re
 per (variant, table, split): ``results/studies/levers.csv``; resumable (rows already there are
 skipped; the file is rewritten whole after every fit).
 
-The summary compares every variant with its baseline (`baseline_of`: ``onehot_auto``, the
-library defaults before 40 pieces held smooth, or ``code``, the defaults before categorical
-features entered the deep part one-hot, for the variants measured then) and with EBM and LightGBM on the same splits (read
+The summary compares every variant with its baseline (`baseline_of`: ``defaults``, today's
+library defaults, or ``code``, the defaults before categorical features entered the deep part
+one-hot, for the variants measured then) and with EBM and LightGBM on the same splits (read
 from ``results/studies/dev_suite.csv``): per table the mean over the splits; per variant the
 tables where it beats its baseline and where it beats EBM. Splits 0 and 1 screen the levers (a
 reduced run: 2 of the suite's 5 splits, and the summary says so); the best of them are
@@ -64,45 +64,28 @@ def lam_rule(c: float):
 #: feature in the deep part: its code (``deep_categorical="code"``), pinned so that their rows
 #: stay what they are.
 CODE = {"deep_categorical": "code"}
-#: The pieces of the library defaults before 40 pieces held smooth became the default (at most
-#: 5 pieces by the rule of n, no smoothness penalty), pinned into every variant measured then
-#: so that its rows stay what they are (a variant that sets gamma keeps its own).
-AUTO = {"gamma": "auto", "smoothness": 0.0}
 
 #: Variant -> (constructor parameters on top of the library defaults, rule of n or None).
-#: ``defaults``: today's library defaults (40 pieces, ``smoothness=0.1``: the parameters of
-#: ``gamma40_smooth0.1``); ``onehot_auto``: the defaults before them (one-hot categories,
-#: ``gamma="auto"``), the baseline of every variant measured with one-hot categories;
-#: ``code``: the defaults before one-hot categories; the rest up to
-#: ``additive_first_gamma_rows`` were measured then, with the code, by the library of then;
-#: ``code_now``: the same parameters as ``code`` measured by a later library (the library
-#: changed in between: caravan's split 0 gave AUC 0.7402 then and 0.7412 later, with no
-#: categorical feature), the one-hot lever's baseline.
+#: ``defaults``: today's library defaults; ``code``: the defaults before one-hot categories
+#: (the library defaults then); the rest up to ``additive_first_gamma_rows`` were measured
+#: then, with the code, by the library of then; ``code_now``: the same parameters as ``code``
+#: measured by today's library (the library changed in between: caravan's split 0 gave AUC
+#: 0.7402 then and 0.7412 now, with no categorical feature), the one-hot default's baseline.
 VARIANTS = {
     "defaults": ({}, None),
-    "onehot_auto": (AUTO, None),
-    "code": ({**AUTO, **CODE}, None),
-    "gamma10": ({**AUTO, **CODE, "gamma": 10}, None),
-    "gamma20": ({**AUTO, **CODE, "gamma": 20}, None),
-    "gamma_rows": ({**AUTO, **CODE}, gamma_rule(1.5, 20)),
-    "gamma20_lam1e-5": ({**AUTO, **CODE, "gamma": 20, "lam": 1e-5}, None),
-    "gamma20_lam_rows": ({**AUTO, **CODE, "gamma": 20}, lam_rule(5.0)),
-    "additive_first": ({**AUTO, **CODE, "schedule": "additive_first"}, None),
-    "additive_first_gamma20": (
-        {**AUTO, **CODE, "schedule": "additive_first", "gamma": 20},
-        None,
-    ),
-    "additive_first_gamma_rows": (
-        {**AUTO, **CODE, "schedule": "additive_first"},
-        gamma_rule(1.5, 20),
-    ),
-    "code_now": ({**AUTO, **CODE}, None),
-    "lam1e-5": ({**AUTO, "lam": 1e-5}, None),
-    "deep_unpenalised": ({**AUTO, "reg_groups": "additive"}, None),
-    "onehot_additive_first_gamma_rows": (
-        {**AUTO, "schedule": "additive_first"},
-        gamma_rule(1.5, 20),
-    ),
+    "code": (CODE, None),
+    "gamma10": ({**CODE, "gamma": 10}, None),
+    "gamma20": ({**CODE, "gamma": 20}, None),
+    "gamma_rows": (CODE, gamma_rule(1.5, 20)),
+    "gamma20_lam1e-5": ({**CODE, "gamma": 20, "lam": 1e-5}, None),
+    "gamma20_lam_rows": ({**CODE, "gamma": 20}, lam_rule(5.0)),
+    "additive_first": ({**CODE, "schedule": "additive_first"}, None),
+    "additive_first_gamma20": ({**CODE, "schedule": "additive_first", "gamma": 20}, None),
+    "additive_first_gamma_rows": ({**CODE, "schedule": "additive_first"}, gamma_rule(1.5, 20)),
+    "code_now": (CODE, None),
+    "lam1e-5": ({"lam": 1e-5}, None),
+    "deep_unpenalised": ({"reg_groups": "additive"}, None),
+    "onehot_additive_first_gamma_rows": ({"schedule": "additive_first"}, gamma_rule(1.5, 20)),
     # many pieces held smooth by the roughness penalty (P-splines' lever)
     "gamma20_smooth0.01": ({"gamma": 20, "smoothness": 0.01}, None),
     "gamma20_smooth0.1": ({"gamma": 20, "smoothness": 0.1}, None),
@@ -150,12 +133,11 @@ def on_splits(levers: pd.DataFrame, splits) -> pd.DataFrame:
 
 def baseline_of(variant: str) -> str:
     """The variant that ``variant`` changes one or two things of: ``code`` for the variants
-    measured with the code (`CODE`) before one-hot became the default, ``onehot_auto`` (the
-    defaults before 40 smooth pieces) for the rest, ``defaults`` included (and for ``code`` and
-    ``code_now`` themselves, the one-hot lever)."""
+    measured with the code (`CODE`) before one-hot became the default, ``defaults`` for the rest
+    (and for ``code`` and ``code_now`` themselves, the one-hot default's own lever)."""
     params = VARIANTS[variant][0] if variant in VARIANTS else {}
     with_code = params.get("deep_categorical") == "code"
-    return "code" if with_code and variant not in ("code", "code_now") else "onehot_auto"
+    return "code" if with_code and variant not in ("code", "code_now") else "defaults"
 
 
 def summarise(levers: pd.DataFrame, suite: pd.DataFrame) -> pd.DataFrame:

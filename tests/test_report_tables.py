@@ -425,3 +425,23 @@ def test_cli_writes_tables_and_fails_with_one_line(tmp_path, capsys):
     assert report_main(["tables", "--results", str(tmp_path / "none"), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [err[-1]] and err[-1].startswith("pilid: error: no records found")
+
+
+def test_a_setting_with_a_gamma_rule_takes_only_the_records_of_that_rule():
+    """``gamma: auto`` in the config (the library defaults' row): a later run of the same model
+    with a number of pieces (``model.gamma=40``) does not fill, or replace, its cell."""
+    setting = Setting("skill", "pilid_lib", task="classification", gamma_rule="auto")
+    auto = [_record("real_data", setting, t, 0.80, "sid-auto", "auc") for t in range(3)]
+    for record in auto:
+        record["params"] = {"gamma": "auto"}
+    forty = [_record("real_data", setting, t, 0.90, "sid-40", "auc") for t in range(3)]
+    for record in forty:
+        record["params"] = {"gamma": 40}
+    frame = normalise_records(pd.DataFrame.from_records(auto + forty))  # the 40s written last
+    grid = ExperimentGrid(name="real_data", trials=3, settings=[setting])
+    chosen = select_records(frame, grid)
+    assert chosen["setting_id"].unique().tolist() == ["sid-auto"]
+    assert chosen["value"].tolist() == [0.80] * 3
+    # without the rule (a setting that does not say) the newest run with most trials wins
+    plain = ExperimentGrid(name="real_data", trials=3, settings=[Setting("skill", "pilid_lib")])
+    assert select_records(frame, plain)["setting_id"].unique().tolist() == ["sid-40"]

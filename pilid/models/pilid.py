@@ -49,16 +49,16 @@ __all__ = [
 #: breast cancer, diabetes and synthetic data, never a UCI set of the paper: a (64, 32) MLP beat
 #: the paper's six layers on all four sets and at N=20,000; lam=1e-3 beat 1e-5 on three of four;
 #: 16 members beat 8 and 4 on all four and cost about one single model with the paper's MLP.
-#: 40 pieces held smooth (``smoothness=0.1``) replaced ``gamma="auto"`` (at most 5 pieces) on the
-#: development suite of issue 31 (``scripts/lever_study.py``, results/studies/levers.csv: better
-#: on 12 of 15 tables on the screening splits and on the splits that took no part in the choice).
+#: 40 pieces held smooth (``gamma=40, smoothness=0.1``) beat these on most tables of issue 31's
+#: development suite (``scripts/lever_study.py``) but lost shape fidelity at N=2,000 and R^2 on
+#: diabetes (``scripts/bands_coverage.py``, ``scripts/choose_defaults.py``: candidate
+#: ``library_smooth40``), so it is not a default.
 LIBRARY_DEFAULTS = {
-    "gamma": 40,
+    "gamma": "auto",
     "knots": "quantile",
     "hidden_layers": (64, 32),
     "lam": 1e-3,
     "n_bags": 16,
-    "smoothness": 0.1,
 }
 #: The paper's values of the same hyper-parameters (Section 4; conf/model/pilid.yaml pins them):
 #: ``PiLiDRegressor(**PAPER_PROTOCOL)`` is the paper's PiLiD with gamma=5.
@@ -87,11 +87,10 @@ _PILID_DOC = (
 
     Parameters
     ----------
-    gamma : int, sequence of int or "auto", default=40
-        Pieces per numeric feature (one value, or one per feature; Definition 1) [1-20]; with
-        quantile knots a feature with fewer distinct values gets fewer (points that coincide
-        merge). ``"auto"``: a rule of the training rows (`pilid.nn.piecewise.auto_gamma`: 2
-        pieces up to 421 rows, 5 from 2,461), the default before ``smoothness``.
+    gamma : int, sequence of int or "auto", default="auto"
+        Pieces per numeric feature (one value, or one per feature; Definition 1) [1-20].
+        ``"auto"``: a rule of the training rows (`pilid.nn.piecewise.auto_gamma`: 2 pieces up
+        to 421 rows, 5 from 2,461).
     knots : {"quantile", "uniform"}, default="quantile"
         Characteristic points at the training quantiles, or equal sub-intervals of the
         training range [the paper's].
@@ -159,7 +158,7 @@ _PILID_DOC = (
         standardised number (which imposes an order the levels may not have). A feature with
         1 or 2 levels is one standardised column either way, and the additive part is the same
         either way (a piece per category, Definition 1).
-    smoothness : float, default=0.1
+    smoothness : float, default=0.0
         Weight of a roughness penalty on the shapes, added to the loss of Eq. 11 (beyond the
         paper; P-splines' difference penalty; it also enters the least-squares start):
         ``smoothness * sum_j sum_k (v_{j,k+1} - v_{j,k})^2``, v_{j,k} = omega_j w_k the rise of
@@ -239,7 +238,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         monotone_constraints=None,
         schedule="joint",
         deep_categorical="onehot",
-        smoothness=LIBRARY_DEFAULTS["smoothness"],
+        smoothness=0.0,
     ):
         self.gamma = gamma
         self.knots = knots

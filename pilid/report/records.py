@@ -70,6 +70,9 @@ class Setting:
     gamma: int | None = None
     init: str | None = None
     generator: str | None = None  # the synthetic generator; None: the default (legendre)
+    #: A gamma configured as a rule (``"auto"``, not a number): only records made with that rule
+    #: fill the cell, not those of a run with a number of pieces (``model.gamma=40``).
+    gamma_rule: str | None = None
 
     def matches(self, frame: pd.DataFrame) -> np.ndarray:
         """Boolean mask of the rows of a normalised record frame that belong to this setting."""
@@ -83,6 +86,9 @@ class Setting:
             if name in LENIENT_FIELDS:
                 hit = hit | column.isna().to_numpy(dtype=bool)
             mask = mask & hit
+        if self.gamma_rule is not None:
+            rule = frame["gamma_rule"] if "gamma_rule" in frame else pd.Series(None, frame.index)
+            mask = mask & (rule == self.gamma_rule).fillna(False).to_numpy(dtype=bool)
         # the generator is matched exactly, None (the default generator) included
         column = frame["generator"] if "generator" in frame else pd.Series(None, index=frame.index)
         if self.generator is None:
@@ -154,13 +160,19 @@ def _param(params, key):
 PASSTHROUGH_FIELDS = ("fit_seconds", "fit_mode", "layout", "device", "versions", "finished_at")
 
 
+def _rule(gamma) -> str | None:
+    """A gamma given as a rule (a string such as ``"auto"``), else None."""
+    return gamma if isinstance(gamma, str) else None
+
+
 def normalise_records(raw: pd.DataFrame) -> pd.DataFrame:
     """One row per record with flat setting columns (``gamma``/``init`` taken from ``params``,
     ``generator`` from ``data``).
 
-    Columns: ``experiment, dataset, task, N, m, model, gamma, init, generator, trial, seed, metric,
-    value, setting_id, data, params`` and, where the records have them, ``fit_seconds, fit_mode,
-    layout, device, versions, finished_at``; integer columns use pandas' nullable ``Int64``.
+    Columns: ``experiment, dataset, task, N, m, model, gamma, gamma_rule, init, generator, trial,
+    seed, metric, value, setting_id, data, params`` and, where the records have them,
+    ``fit_seconds, fit_mode, layout, device, versions, finished_at``; integer columns use
+    pandas' nullable ``Int64``.
     """
     frame = pd.DataFrame(index=raw.index)
     for column in ("experiment", "dataset", "task", "model", "metric", "setting_id"):
@@ -173,6 +185,7 @@ def normalise_records(raw: pd.DataFrame) -> pd.DataFrame:
         values = raw[column] if column in raw else pd.Series(None, index=raw.index)
         frame[column] = _integers(values)
     frame["gamma"] = _integers(params.map(lambda p: _param(p, "gamma")))
+    frame["gamma_rule"] = params.map(lambda p: _rule(_param(p, "gamma"))).astype(object)
     frame["init"] = params.map(lambda p: _param(p, "init")).astype(object)
     generators = frame["data"].map(lambda d: generator_key(_param(d, "generator")))
     frame["generator"] = generators.astype(object)
@@ -258,6 +271,7 @@ def _setting_fields(cfg) -> dict:
         "m": _int_or_none(data.get("m")),
         "model": model.get("name"),
         "gamma": _int_or_none(model.get("gamma")),
+        "gamma_rule": _rule(model.get("gamma")),
         "init": model.get("init"),
         "generator": generator_key(data.get("generator")),
     }
