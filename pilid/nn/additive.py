@@ -237,11 +237,11 @@ def ridge_solve(
     diag = torch.diagonal(gram, dim1=1, dim2=2)
     r = ridge * diag.mean(1).clamp_min(1e-12) + 1e-12
     if roughness is not None:  # on the mean loss: times the rows (or the total weight)
-        rows = phi.shape[1] if weights is None else weights.sum(1).double()
+        rows = phi.shape[1] if weights is None else weights.sum(1)
+        rows = torch.as_tensor(rows, dtype=torch.float64, device=gram.device).reshape(-1, 1, 1)
         Q = roughness.shape[1]
-        scaled = roughness.double() * torch.as_tensor(rows, dtype=torch.float64).reshape(-1, 1, 1)
         gram = gram.clone()
-        gram[:, :Q, :Q] += scaled.to(gram.device)
+        gram[:, :Q, :Q] += roughness.to(gram.device, torch.float64) * rows
     eye = torch.eye(P, dtype=gram.dtype, device=gram.device)
     # Collinear columns (one-hot groups, constant pieces) leave the float32 Gram matrix a little
     # indefinite; a trial whose factorisation fails retries with a ten times larger ridge.
