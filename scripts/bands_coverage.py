@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from lever_study import smooth_rule  # noqa: E402 - scripts/ is on sys.path when run as a script
 from sklearn.model_selection import train_test_split
 
 from pilid import PiLiDRegressor
@@ -36,11 +37,13 @@ from pilid.models.pilid import LIBRARY_DEFAULTS, PAPER_PROTOCOL
 
 #: The hyper-parameters besides n_bags: the paper's protocol (gamma=5), the library's defaults,
 #: or those with 40 pieces held smooth (``gamma=40, smoothness=0.1``, the development suite's
-#: best lever; not a default).
+#: best lever; not a default), or with the smoothness a rule of the training rows n
+#: (`lever_study.smooth_rule`: 500 / n; a value that is a function of n is called with it).
 DEFAULTS = {
     "paper": dict(PAPER_PROTOCOL),
     "library": dict(LIBRARY_DEFAULTS),
     "library_smooth40": {**LIBRARY_DEFAULTS, "gamma": 40, "smoothness": 0.1},
+    "library_smooth40_rows": {**LIBRARY_DEFAULTS, "gamma": 40, "smoothness": smooth_rule(500.0)},
 }
 
 
@@ -91,6 +94,10 @@ def main() -> None:
             for bags in (1, args.bags):
                 started = time.perf_counter()
                 params = {**DEFAULTS[args.defaults], "n_bags": bags}
+                params = {
+                    key: value(len(X_train))[key] if callable(value) else value
+                    for key, value in params.items()
+                }
                 model = PiLiDRegressor(random_state=seed, **params)
                 model.fit(X_train, y_train)
                 seconds = time.perf_counter() - started

@@ -59,6 +59,12 @@ def lam_rule(c: float):
     return lambda n: {"lam": float(min(max(c / n, 1e-6), 1e-2))}
 
 
+def smooth_rule(c: float):
+    """smoothness = c / n, clipped to [1e-3, 10]: a fixed prior on the shapes' roughness against
+    the summed loss, i.e. a weight on the mean loss that grows as the rows shrink."""
+    return lambda n: {"smoothness": float(min(max(c / n, 1e-3), 10.0))}
+
+
 #: How the variants measured before one-hot categories became the default saw a categorical
 #: feature in the deep part: its code (``deep_categorical="code"``), pinned so that their rows
 #: stay what they are.
@@ -94,6 +100,7 @@ VARIANTS = {
         {"gamma": 40, "smoothness": 0.1, "schedule": "additive_first"},
         None,
     ),
+    "gamma40_smooth_rows": ({"gamma": 40}, smooth_rule(500.0)),  # 0.1 at 5,000 rows
 }
 
 

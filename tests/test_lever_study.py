@@ -41,6 +41,16 @@ def test_the_lam_rule_falls_with_the_rows_within_its_bounds():
     assert study.make_variant("gamma20_lam_rows", "classification", 0, 5000).gamma == 20
 
 
+def test_the_smoothness_rule_is_500_over_the_rows_within_its_bounds():
+    study = _script("lever_study")
+    variant = "gamma40_smooth_rows"
+    assert study.make_variant(variant, "regression", 0, 5000).smoothness == 0.1
+    assert study.make_variant(variant, "regression", 0, 1600).smoothness == 0.3125
+    assert study.make_variant(variant, "regression", 0, 10).smoothness == 10.0  # capped
+    assert study.make_variant(variant, "regression", 0, 10**7).smoothness == 1e-3  # floor
+    assert study.make_variant(variant, "classification", 0, 5000).gamma == 40
+
+
 def test_the_summary_counts_wins_against_each_baseline_and_ebm_by_hand():
     study = _script("lever_study")
 
@@ -228,6 +238,7 @@ def test_the_guide_states_the_committed_smooth_pieces_runs():
         "gamma40_smooth0.1_additive_first": (
             '`gamma=40`, `smoothness=0.1`, `schedule="additive_first"`'
         ),
+        "gamma40_smooth_rows": "`gamma=40`, `smoothness=500/n` (n: the training rows)",
     }
     for variant, label in rows.items():
         row = screen.loc[variant]
