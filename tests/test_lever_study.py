@@ -132,6 +132,16 @@ def test_the_summary_shows_only_cells_that_have_every_split_asked_for():
     assert screen.groupby("variant")["value"].mean().to_dict() == {"defaults": 1.5, "gamma20": 6.5}
 
 
+def _assert_guide_rows(guide: str, summary: pd.DataFrame, rows: dict, baseline: str) -> None:
+    """Each variant's row of a guide table (label -> its wins against ``baseline`` of 15 tables
+    and against EBM of 9) states the committed summary's counts."""
+    for variant, label in rows.items():
+        row = summary.loc[variant]
+        assert row.baseline == baseline
+        line = f"| {label} | {int(row.beats_baseline)} of 15 | {int(row.beats_ebm)} of 9 |"
+        assert line in guide, line
+
+
 def test_the_readme_counts_are_the_committed_screening_runs():
     study = _script("lever_study")
     suite = _script("dev_suite")
@@ -164,11 +174,7 @@ def test_the_readme_counts_are_the_committed_screening_runs():
         "additive_first": '`schedule="additive_first"`',
         "additive_first_gamma_rows": '`schedule="additive_first"`, more pieces by rule',
     }
-    for variant, label in rows.items():
-        row = summary.loc[variant]
-        assert row.baseline == "code"
-        line = f"| {label} | {int(row.beats_baseline)} of 15 | {int(row.beats_ebm)} of 9 |"
-        assert line in guide, line
+    _assert_guide_rows(guide, summary, rows, "code")
 
 
 def test_the_guide_states_the_committed_confirmation_run():
@@ -240,11 +246,7 @@ def test_the_guide_states_the_committed_smooth_pieces_runs():
         ),
         "gamma40_smooth_rows": "`gamma=40`, `smoothness=500/n` (n: the training rows)",
     }
-    for variant, label in rows.items():
-        row = screen.loc[variant]
-        assert row.baseline == "defaults"
-        line = f"| {label} | {int(row.beats_baseline)} of 15 | {int(row.beats_ebm)} of 9 |"
-        assert line in guide, line
+    _assert_guide_rows(guide, screen, rows, "defaults")
     confirm = study.summarise(study.on_splits(pd.read_csv(study.OUT), (2, 3, 4)), peers)
     row = confirm.loc["gamma40_smooth0.1"]
     counts = [int(row[k]) for k in ("beats_baseline", "of_baseline", "beats_ebm", "of_ebm")]
