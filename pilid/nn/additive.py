@@ -240,8 +240,7 @@ def ridge_solve(
         rows = phi.shape[1] if weights is None else weights.sum(1)
         rows = torch.as_tensor(rows, dtype=torch.float64, device=gram.device).reshape(-1, 1, 1)
         Q = roughness.shape[1]
-        gram = gram.clone()
-        gram[:, :Q, :Q] += roughness.to(gram.device, torch.float64) * rows
+        gram[:, :Q, :Q] += roughness.to(gram.device, torch.float64) * rows  # gram is our own
     eye = torch.eye(P, dtype=gram.dtype, device=gram.device)
     # Collinear columns (one-hot groups, constant pieces) leave the float32 Gram matrix a little
     # indefinite; a trial whose factorisation fails retries with a ten times larger ridge.
