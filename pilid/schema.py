@@ -201,6 +201,7 @@ class PiLiDLibModel(PiLiDModel):
     """PiLiD with the library's defaults: gamma may be "auto" (a rule of the training rows)."""
 
     gamma: Any = MISSING  # a whole number >= 1 or "auto"
+    smoothness: Any = MISSING  # a number >= 0 or "auto" (chosen with the pieces, shape_choice)
 
 
 @dataclass

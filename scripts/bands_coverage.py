@@ -44,6 +44,7 @@ DEFAULTS = {
     "library": dict(LIBRARY_DEFAULTS),
     "library_smooth40": {**LIBRARY_DEFAULTS, "gamma": 40, "smoothness": 0.1},
     "library_smooth40_rows": {**LIBRARY_DEFAULTS, "gamma": 40, "smoothness": smooth_rule(500.0)},
+    "library_smooth_auto": {**LIBRARY_DEFAULTS, "smoothness": "auto"},
 }
 
 

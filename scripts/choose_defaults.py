@@ -43,6 +43,8 @@ CANDIDATES = {
     "library": dict(LIBRARY_DEFAULTS),
     # 40 pieces held smooth, the development suite's best lever (not a default: see the guide)
     "library_smooth40": {**LIBRARY_DEFAULTS, "gamma": 40, "smoothness": 0.1},
+    # the library's pieces or 40 smooth ones by inner validation (pilid.models.shape_choice)
+    "library_smooth_auto": {**LIBRARY_DEFAULTS, "smoothness": "auto"},
     "additive_gamma1": {"gamma": 1, "hidden_layers": None},  # PiLiD's linear model, no MLP
     "quantile": {"knots": "quantile"},
     "quantile_small": {"knots": "quantile", "hidden_layers": SMALL},

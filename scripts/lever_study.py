@@ -101,6 +101,8 @@ VARIANTS = {
         None,
     ),
     "gamma40_smooth_rows": ({"gamma": 40}, smooth_rule(500.0)),  # 0.1 at 5,000 rows
+    # the library's pieces or 40 smooth ones, whichever validates better (inner validation)
+    "smooth_auto": ({"smoothness": "auto"}, None),
 }
 
 

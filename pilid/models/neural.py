@@ -22,7 +22,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
 from pilid.device import resolve_device
-from pilid.models import bagging, multiclass
+from pilid.models import bagging, multiclass, shape_choice
 from pilid.models.displays import ShapeDisplay
 from pilid.models.explanation import ExplainMixin
 from pilid.models.inputs import InputMixin
@@ -109,6 +109,12 @@ ADDITIVE_ATTRIBUTES_DOC = """
         The training-row mean of each u_j (weighted by ``sample_weight``), removed from
         `feature_contributions`.
 """
+
+
+def resolved_smoothness(est) -> float:
+    """The smoothness a fit trains with: ``smoothness_`` (a number, or the one
+    ``smoothness="auto"`` chose, `pilid.models.shape_choice`); 0 for the families without it."""
+    return float(getattr(est, "smoothness_", 0.0))
 
 
 def _nan_mean_std(X: np.ndarray, nan: np.ndarray, weight: np.ndarray | None):
@@ -251,7 +257,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             verbose=bool(self.verbose),
             desc=f"{type(self).__name__} x{n_trials}",
             classes=int(getattr(self, "_softmax_classes", 1)),  # K > 2 classes: softmax groups
-            smoothness=float(getattr(self, "smoothness", 0.0)),  # PiLiD's shape roughness
+            smoothness=resolved_smoothness(self),  # PiLiD's shape roughness
         )
 
     def _check_params(self) -> None:
@@ -276,6 +282,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             "bag_rows_",
             "diverged_",
             "class_estimators_",
+            "shape_choice_",
         ):
             if hasattr(self, attr):
                 delattr(self, attr)
@@ -308,6 +315,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         if self._has_additive:
             n_fit = n if weight is None else int((weight > 0).sum())  # rows of weight > 0
             self.gamma_ = resolve_gamma(self.gamma, n_fit)  # "auto": a rule of the fit rows
+            smoothness = getattr(self, "smoothness", 0.0)  # "auto": chosen in `_members`
+            self.smoothness_ = 0.0 if shape_choice.is_auto(self) else float(smoothness)
             knots = fit_knots(X, self.gamma_, self.knots, self.categorical_, weights=weight)
             self._warn_few_rows_per_piece(knots, n_fit)
         self.seed_ = seed
@@ -343,7 +352,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         piece (categorical features get a piece per category whatever gamma is); none with
         PiLiD's ``smoothness`` > 0, whose penalty ties neighbouring slopes together."""
         pieces = knots.n_pieces[~np.asarray(knots.categorical, dtype=bool)]
-        if pieces.size == 0 or float(getattr(self, "smoothness", 0.0)) > 0:
+        if pieces.size == 0 or resolved_smoothness(self) > 0:
             return
         most = int(pieces.max())
         if n_rows >= MIN_ROWS_PER_PIECE * most:
@@ -360,7 +369,10 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
     # --------------------------------------------------------------- bagging
     def _members(self, prep: Prepared) -> list:
         """`Trainable._members`: itself, or with ``n_bags`` > 1 the bag's bootstrap members
-        (`pilid.models.bagging`), trained as trials of one ensemble."""
+        (`pilid.models.bagging`), trained as trials of one ensemble; with
+        ``smoothness="auto"`` every candidate's (`pilid.models.shape_choice`)."""
+        if shape_choice.is_auto(self):
+            return shape_choice.candidate_members(self, prep)
         if multiclass.is_multiclass(self) and not hasattr(self, "_class_index"):
             return multiclass.class_members(self, prep)  # K > 2 classes: a softmax group
         n_bags = int(getattr(self, "n_bags", 1))
@@ -369,6 +381,9 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         return bagging.bag_members(self, prep, n_bags)
 
     def _collect(self) -> None:
+        if "_candidates" in self.__dict__:
+            shape_choice.collect(self)
+            return
         if "_bag" in self.__dict__:
             bagging.collect_bag(self)
         if "_classes" in self.__dict__:

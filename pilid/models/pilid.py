@@ -158,14 +158,18 @@ _PILID_DOC = (
         standardised number (which imposes an order the levels may not have). A feature with
         1 or 2 levels is one standardised column either way, and the additive part is the same
         either way (a piece per category, Definition 1).
-    smoothness : float, default=0.0
+    smoothness : float or "auto", default=0.0
         Weight of a roughness penalty on the shapes, added to the loss of Eq. 11 (beyond the
         paper; P-splines' difference penalty; it also enters the least-squares start):
         ``smoothness * sum_j sum_k (v_{j,k+1} - v_{j,k})^2``, v_{j,k} = omega_j w_k the rise of
         u_j over its piece k, over the neighbouring pieces of each numeric feature
         (`pilid.nn.additive.AdditiveEnsemble.roughness`). It lets many pieces (a large
         ``gamma``) follow a sharp bend or a step where the data show one and stay straight
-        elsewhere. 0: no such term [the paper's].
+        elsewhere. 0: no such term [the paper's]. ``"auto"``: chosen by inner validation
+        (`pilid.models.shape_choice`): the estimator's own ``gamma`` without the term and 40
+        pieces (or the given ``gamma``) with ``smoothness=0.1`` are both trained, and the one
+        with the lower loss on the rows held out for early stopping is kept (``gamma_``,
+        ``smoothness_``; ``shape_choice_`` lists both); needs ``patience`` (held-out rows).
     verbose : bool, default=False
         A progress bar with the epoch losses.
     n_bags : int, default=16
@@ -210,7 +214,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         "monotone_constraints": MONOTONE_CONSTRAINTS,
         "schedule": [Choice(SCHEDULES)],
         "deep_categorical": [Choice(DEEP_CATEGORICAL)],
-        "smoothness": [Number(0, None, closed="left")],
+        "smoothness": [Number(0, None, closed="left"), Choice(("auto",))],
     }
 
     def __init__(

@@ -259,7 +259,7 @@ def _build_additive(est: Trainable, preps: list[Prepared], data: EnsembleData, d
     nan_value = None  # missing values: u_j(NaN) - constant_j per feature (T, m)
     if any(p.missing is not None and np.any(p.missing) for p in preps):
         nan_value = torch.zeros(T, m, device=device)
-    smoothness = float(getattr(est, "smoothness", 0.0))
+    smoothness = float(getattr(est, "smoothness_", 0.0))  # as chosen for this fit
     roughness = None  # PiLiD's smoothness: a penalised least-squares start (P-splines')
     if smoothness > 0:
         roughness = difference_penalty(neighbour_pieces(preps, feature, mask), smoothness)
@@ -435,6 +435,7 @@ def _fit_local(ests, Xs, ys, ws) -> list:
         key += (tuple(np.flatnonzero(_missing_of(p)).tolist()),)  # same missing-value columns
         key += (deep_width(p),)  # as many deep inputs (a one-hot feature: one per level)
         key += (p.train_weight is not None, p.weight is not None)  # weighted with weighted
+        key += (float(getattr(est, "smoothness_", 0.0)),)  # one roughness weight per ensemble
         groups.setdefault(key, []).append(i)
     for idx in groups.values():
         _fit_group([units[i][0] for i in idx], [units[i][1] for i in idx], device)

@@ -1,0 +1,134 @@
+"""``smoothness="auto"``: the shapes' resolution chosen by inner validation (beyond the paper).
+
+PiLiD (Guo et al., IJCAI 2020) cuts each feature into gamma pieces (Definition 1). Few pieces
+cannot follow a step or a sharp bend; many pieces follow the noise unless a roughness penalty
+(`pilid.nn.additive.difference_penalty`, P-splines' second difference) ties neighbouring pieces
+together, and on few rows even then they lose to few pieces. ``smoothness="auto"`` lets the
+data decide between the two, on the training part alone:
+
+* `CANDIDATES`: the estimator's own pieces without the penalty (with ``gamma="auto"`` the rule of
+  the training rows, `pilid.nn.piecewise.auto_gamma`), and `SMOOTH_PIECES` pieces (or the given
+  gamma) with ``smoothness=SMOOTH_WEIGHT``;
+* both are trained, as trials of the batched trainer (`pilid.train.fit_batched`, each with its
+  bag or its K class members, `Trainable._members`), on the same training rows with the same
+  seeds, and stop early on the same held-out rows;
+* the estimator keeps the candidate whose fitted model has the lower loss on those held-out
+  rows (`validation_loss`: the mean squared error of the standardised target, or the log loss;
+  weighted by the sample weights), and `shape_choice_` lists both.
+
+The held-out rows are the ones ``val_fraction`` sets aside for early stopping: never a test row.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+from scipy.special import log_expit, log_softmax
+from sklearn.base import clone
+
+from pilid.errors import PilidError
+from pilid.nn.piecewise import fit_knots
+
+__all__ = ["CANDIDATES", "SMOOTH_PIECES", "SMOOTH_WEIGHT", "candidate_members", "collect"]
+
+#: The pieces per feature of the smooth candidate when ``gamma="auto"``.
+SMOOTH_PIECES = 40
+#: The smooth candidate's roughness weight (chosen on the development suite,
+#: ``scripts/lever_study.py``: 40 pieces at 0.1 beat 20 pieces at 0.01 or 0.1 and 40 at 1).
+SMOOTH_WEIGHT = 0.1
+
+
+def candidates(gamma) -> list[dict]:
+    """The two candidates' parameters for an estimator's ``gamma``: its own pieces unpenalised,
+    and `SMOOTH_PIECES` (``gamma="auto"``) or its gamma with ``smoothness=SMOOTH_WEIGHT``."""
+    smooth_gamma = SMOOTH_PIECES if isinstance(gamma, str) else gamma
+    return [
+        {"gamma": gamma, "smoothness": 0.0},
+        {"gamma": smooth_gamma, "smoothness": SMOOTH_WEIGHT},
+    ]
+
+
+CANDIDATES = candidates("auto")
+
+
+def is_auto(est) -> bool:
+    """Whether `est` chooses its smoothness (a candidate has a number)."""
+    return isinstance(getattr(est, "smoothness", 0.0), str)
+
+
+def candidate_members(est, prep) -> list[tuple]:
+    """`Trainable._members` of an estimator with ``smoothness="auto"``: the units of each
+    candidate (`candidates`), each candidate an unfitted clone with its parameters, the
+    estimator's prepared attributes and its own characteristic points (Definition 1: fitted as
+    `Trainable._prepare` fits them, on the same rows and weights); its units are its own
+    ``_members`` (its bag, its K classes)."""
+    if len(prep.val_idx) == 0:
+        raise PilidError(
+            f"{type(est).__name__}: smoothness='auto' chooses on the rows held out for early "
+            "stopping and there are none; set patience (e.g. patience=10) and val_fraction > 0, "
+            "or a number for smoothness"
+        )
+    params = est.get_params(deep=False)
+    shared = {k: v for k, v in vars(est).items() if k not in params}
+    members, preps, units = [], [], []
+    for i, choice in enumerate(candidates(est.gamma)):
+        member = clone(est).set_params(**choice)
+        member.__dict__.update(shared)
+        member.smoothness_ = float(choice["smoothness"])
+        data = prep  # the estimator's own pieces (its `gamma_`)
+        if i > 0 and isinstance(est.gamma, str):  # the smooth candidate's many pieces
+            member.gamma_ = choice["gamma"]
+            knots = fit_knots(prep.X, member.gamma_, est.knots, est.categorical_, prep.weight)
+            data = dataclasses.replace(prep, knots=knots)
+        members.append(member)
+        preps.append(data)
+        units += member._members(data)
+    est._candidates = (prep, members)
+    return units
+
+
+def validation_loss(est, prep) -> float:
+    """The fitted `est`'s loss on `prep`'s held-out rows: the (weighted) mean squared error of
+    the standardised target (regression) or the log loss of the classes; inf if it diverged."""
+    if getattr(est, "diverged_", None):
+        return float("inf")
+    rows = prep.val_idx
+    raw = est._raw(prep.X[rows])
+    y = prep.target[rows]
+    if est._task == "regression":
+        loss = (raw - y) ** 2
+    else:
+        labels = y.astype(np.int64)
+        if raw.ndim == 2:  # K classes: the softmax of the K logits
+            loss = -log_softmax(raw, axis=1)[np.arange(len(labels)), labels]
+        else:
+            loss = -log_expit(np.where(labels == 1, raw, -raw))
+    weight = None if prep.weight is None else prep.weight[rows]
+    return float(np.average(loss, weights=weight))
+
+
+def collect(est) -> None:
+    """`Trainable._collect` of an estimator with ``smoothness="auto"``: each candidate gathers
+    its members, and the estimator takes the fitted attributes of the one with the lower
+    validation loss (the first on a tie; one that diverged only if both did), plus
+    ``shape_choice_``: per candidate ``gamma``, ``smoothness``, ``val_loss``, ``chosen``."""
+    prep, members = est.__dict__.pop("_candidates")
+    losses = []
+    for member in members:
+        member._collect()
+        losses.append(validation_loss(member, prep))
+    best = int(np.argmin(losses))
+    params = est.get_params(deep=False)
+    chosen = members[best]
+    fitted = {k: v for k, v in vars(chosen).items() if k not in params}
+    est.__dict__.update(fitted)
+    est.shape_choice_ = pd.DataFrame(
+        {
+            "gamma": [m.gamma_ for m in members],
+            "smoothness": [m.smoothness_ for m in members],
+            "val_loss": losses,
+            "chosen": [i == best for i in range(len(members))],
+        }
+    )
