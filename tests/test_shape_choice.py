@@ -1,7 +1,8 @@
 """``smoothness="auto"``: the library's pieces or many smooth pieces, chosen by inner validation.
 
 Each candidate's validation loss is recomputed here from a fit with that candidate's parameters
-fixed and the held-out rows drawn as the estimator draws them; the chosen model must be that
+fixed, the held-out rows drawn as the estimator draws them and the out-of-bag rows read off its
+members row by row; the chosen model must be that
 fit exactly; on data with a known sharp step the many smooth pieces must win.
 """
 
@@ -48,14 +49,20 @@ def test_the_choice_is_the_candidate_of_lower_validation_loss_and_equals_its_own
     assert table["smoothness"].tolist() == [0.0, SMOOTH_WEIGHT]
 
     # independently: each candidate fitted with its parameters fixed, scored on the rows the
-    # estimator holds out (val_fraction of the rows, drawn from its seed), standardised target
-    _, val = holdout_split(y, 0, model.val_fraction, stratified=False)
+    # estimator holds out (val_fraction of the rows, drawn from its seed) by the whole bag and
+    # on each training row by the members whose bootstrap rows miss it; standardised target
+    train, val = holdout_split(y, 0, model.val_fraction, stratified=False)
     standard = (y - y.mean()) / y.std()
     losses = []
     for choice in candidates("auto"):
         fit = _fixed(model, choice).fit(X, y)
-        pred = (fit.predict(X[val]) - y.mean()) / y.std()
-        losses.append(np.mean((pred - standard[val]) ** 2))
+        errors = list((fit.predict(X[val]) - y.mean()) / y.std() - standard[val])
+        for row in train:
+            missed = [m for m, rows in zip(fit.estimators_, fit.bag_rows_) if row not in rows]
+            if missed:
+                pred = np.mean([m.predict(X[row : row + 1])[0] for m in missed])
+                errors.append((pred - y.mean()) / y.std() - standard[row])
+        losses.append(np.mean(np.square(errors)))
         if choice["smoothness"] == model.smoothness_:
             np.testing.assert_allclose(model.predict(X), fit.predict(X), rtol=1e-6)
     np.testing.assert_allclose(table["val_loss"], losses, rtol=1e-5)

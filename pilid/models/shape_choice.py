@@ -12,11 +12,12 @@ data decide between the two, on the training part alone:
 * both are trained, as trials of the batched trainer (`pilid.train.fit_batched`, each with its
   bag or its K class members, `Trainable._members`), on the same training rows with the same
   seeds, and stop early on the same held-out rows;
-* the estimator keeps the candidate whose fitted model has the lower loss on those held-out
-  rows (`validation_loss`: the mean squared error of the standardised target, or the log loss;
-  weighted by the sample weights), and `shape_choice_` lists both.
-
-The held-out rows are the ones ``val_fraction`` sets aside for early stopping: never a test row.
+* the estimator keeps the candidate whose fitted model has the lower loss on rows it did not
+  train on (`validation_loss`: the mean squared error of the standardised target, or the log
+  loss; weighted by the sample weights): the rows ``val_fraction`` sets aside for early
+  stopping and, for a bag, every training row through the members that missed it (out of bag,
+  `out_of_bag`, as random forests estimate their error): never a test row. `shape_choice_`
+  lists both.
 """
 
 from __future__ import annotations
@@ -89,22 +90,48 @@ def candidate_members(est, prep) -> list[tuple]:
     return units
 
 
+def _row_loss(est, raw: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Per row: the squared error of the standardised target, or the log loss of the class."""
+    if est._task == "regression":
+        return (raw - target) ** 2
+    labels = target.astype(np.int64)
+    if raw.ndim == 2:  # K classes: the softmax of the K logits
+        return -log_softmax(raw, axis=1)[np.arange(len(labels)), labels]
+    return -log_expit(np.where(labels == 1, raw, -raw))
+
+
+def out_of_bag(est, prep) -> tuple[np.ndarray, np.ndarray]:
+    """A bag's out-of-bag predictions of its training rows (`pilid.models.bagging`): for each
+    training row the mean raw output of the members whose bootstrap sample missed it, as
+    random forests estimate their error. Returns (rows, raw) for the rows some member missed;
+    none for a single model or K > 2 classes."""
+    members = getattr(est, "estimators_", None)
+    if not members or est._multiclass():
+        return np.arange(0), np.zeros(0)
+    train = np.asarray(prep.train_idx)
+    total, count = np.zeros(len(train)), np.zeros(len(train))
+    for member, rows in zip(members, est.bag_rows_):
+        missed = ~np.isin(train, rows)
+        if missed.any():
+            total[missed] += member._raw(prep.X[train[missed]])
+            count[missed] += 1
+    seen = count > 0
+    return train[seen], total[seen] / count[seen]
+
+
 def validation_loss(est, prep) -> float:
-    """The fitted `est`'s loss on `prep`'s held-out rows: the (weighted) mean squared error of
-    the standardised target (regression) or the log loss of the classes; inf if it diverged."""
+    """The fitted `est`'s loss on rows it did not train on: the rows held out for early stopping
+    (the whole model's prediction) and, for a bag, every training row out of bag (`out_of_bag`);
+    the (weighted) mean squared error of the standardised target (regression) or the log loss
+    of the classes; inf if it diverged."""
     if getattr(est, "diverged_", None):
         return float("inf")
-    rows = prep.val_idx
-    raw = est._raw(prep.X[rows])
-    y = prep.target[rows]
-    if est._task == "regression":
-        loss = (raw - y) ** 2
-    else:
-        labels = y.astype(np.int64)
-        if raw.ndim == 2:  # K classes: the softmax of the K logits
-            loss = -log_softmax(raw, axis=1)[np.arange(len(labels)), labels]
-        else:
-            loss = -log_expit(np.where(labels == 1, raw, -raw))
+    oob_rows, oob_raw = out_of_bag(est, prep)
+    rows = np.concatenate([prep.val_idx, oob_rows]).astype(np.int64)
+    raw = est._raw(prep.X[prep.val_idx])
+    if len(oob_rows):
+        raw = np.concatenate([raw, oob_raw])
+    loss = _row_loss(est, raw, prep.target[rows])
     weight = None if prep.weight is None else prep.weight[rows]
     return float(np.average(loss, weights=weight))
 
