@@ -101,7 +101,10 @@ VARIANTS = {
         None,
     ),
     "gamma40_smooth_rows": ({"gamma": 40}, smooth_rule(500.0)),  # 0.1 at 5,000 rows
-    # the library's pieces or 40 smooth ones, whichever validates better (inner validation)
+    # the library's pieces or 40 smooth ones, whichever validates better (inner validation):
+    # measured first when the choice read the early-stopping rows alone (commit 3ec0ad8), then
+    # with a bag's out-of-bag rows as well (today's library)
+    "smooth_auto_holdout": ({"smoothness": "auto"}, None),
     "smooth_auto": ({"smoothness": "auto"}, None),
 }
 
