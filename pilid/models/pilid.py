@@ -168,8 +168,9 @@ _PILID_DOC = (
         elsewhere. 0: no such term [the paper's]. ``"auto"``: chosen by inner validation
         (`pilid.models.shape_choice`): the estimator's own ``gamma`` without the term and 40
         pieces (or the given ``gamma``) with ``smoothness=0.1`` are both trained, and the one
-        with the lower loss on the rows held out for early stopping is kept (``gamma_``,
-        ``smoothness_``; ``shape_choice_`` lists both); needs ``patience`` (held-out rows).
+        with the lower loss on rows it did not train on (those held out for early stopping and,
+        in a bag, the out-of-bag rows) is kept (``gamma_``, ``smoothness_``; ``shape_choice_``
+        lists both); needs ``patience`` (held-out rows).
     verbose : bool, default=False
         A progress bar with the epoch losses.
     n_bags : int, default=16

@@ -36,8 +36,9 @@ __all__ = ["CANDIDATES", "SMOOTH_PIECES", "SMOOTH_WEIGHT", "candidate_members", 
 
 #: The pieces per feature of the smooth candidate when ``gamma="auto"``.
 SMOOTH_PIECES = 40
-#: The smooth candidate's roughness weight (chosen on the development suite,
-#: ``scripts/lever_study.py``: 40 pieces at 0.1 beat 20 pieces at 0.01 or 0.1 and 40 at 1).
+#: The smooth candidate's roughness weight (the development suite's screening,
+#: ``scripts/lever_study.py``: of 20 pieces at 0.01 and 0.1 and 40 at 0.1 and 1, 40 at 0.1 beat EBM
+#: on the most tables).
 SMOOTH_WEIGHT = 0.1
 
 
@@ -73,7 +74,7 @@ def candidate_members(est, prep) -> list[tuple]:
         )
     params = est.get_params(deep=False)
     shared = {k: v for k, v in vars(est).items() if k not in params}
-    members, preps, units = [], [], []
+    members, units = [], []
     for i, choice in enumerate(candidates(est.gamma)):
         member = clone(est).set_params(**choice)
         member.__dict__.update(shared)
@@ -84,7 +85,6 @@ def candidate_members(est, prep) -> list[tuple]:
             knots = fit_knots(prep.X, member.gamma_, est.knots, est.categorical_, prep.weight)
             data = dataclasses.replace(prep, knots=knots)
         members.append(member)
-        preps.append(data)
         units += member._members(data)
     est._candidates = (prep, members)
     return units
