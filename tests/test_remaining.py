@@ -9,13 +9,15 @@ import pandas as pd
 import pytest
 
 from pilid.report import reproduction as rp
-from pilid.report.records import Setting, normalise_records
+from pilid.report.records import Setting, normalise_records, smoothness_key
 from pilid.report.remaining import remaining_settings, remaining_work, total_left
 
 # Table 1's PiLiD-5 at m=10 (the demo generator, as conf/experiment/sim_regression.yaml):
 # 12 of its 20 trials, with these fit times.
 FIT = np.array([30.0, 31.0, 35.0, 40.0, 41.0, 44.0, 45.0, 50.0, 52.0, 60.0, 61.0, 90.0])
-PILID5 = Setting("synthetic", "pilid", "regression", 20000, 10, 5, "lstsq", "demo")
+PILID5 = Setting(
+    "synthetic", "pilid", "regression", 20000, 10, 5, "lstsq", "demo", smoothness=smoothness_key(0)
+)
 
 
 def _records() -> pd.DataFrame:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,13 @@ from scipy import stats as sps
 
 from pilid.report.__main__ import main as report_main
 from pilid.report.paper import paper_results
-from pilid.report.records import ExperimentGrid, Setting, normalise_records, select_records
+from pilid.report.records import (
+    ExperimentGrid,
+    Setting,
+    normalise_records,
+    select_records,
+    smoothness_key,
+)
 from pilid.report.table_model import Cell, mark_best, write_tables
 from pilid.report.tables import build_tables, init_table, real_table, sim_tables
 
@@ -445,3 +452,30 @@ def test_a_setting_with_a_gamma_rule_takes_only_the_records_of_that_rule():
     # without the rule (a setting that does not say) the newest run with most trials wins
     plain = ExperimentGrid(name="real_data", trials=3, settings=[Setting("skill", "pilid_lib")])
     assert select_records(frame, plain)["setting_id"].unique().tolist() == ["sid-40"]
+
+
+def test_a_setting_with_a_smoothness_takes_only_the_records_of_that_weight():
+    """``smoothness: 0.0`` in the config (the library defaults' row): a later run with
+    ``model.smoothness=auto`` or ``0.1`` does not fill its cell; a record made before the key
+    existed (no ``smoothness`` in its params) counts as 0, the weight that reproduces it."""
+    setting = Setting("skill", "pilid_lib", task="classification", smoothness=smoothness_key(0.0))
+    old = [_record("real_data", setting, t, 0.80, "sid-old", "auc") for t in range(3)]
+    for record in old:
+        record["params"] = {"gamma": "auto"}
+    runs = []
+    for weight, sid in (("auto", "sid-auto"), (0.1, "sid-0.1")):
+        for t in range(3):
+            record = _record("real_data", setting, t, 0.90, sid, "auc")
+            record["params"] = {"gamma": "auto", "smoothness": weight}
+            runs.append(record)
+    frame = normalise_records(pd.DataFrame.from_records(old + runs))  # the others written last
+    grid = ExperimentGrid(name="real_data", trials=3, settings=[setting])
+    chosen = select_records(frame, grid)
+    assert chosen["setting_id"].unique().tolist() == ["sid-old"]
+    for weight, sid in (("auto", "sid-auto"), (0.1, "sid-0.1")):
+        other = ExperimentGrid(
+            name="real_data",
+            trials=3,
+            settings=[replace(setting, smoothness=smoothness_key(weight))],
+        )
+        assert select_records(frame, other)["setting_id"].unique().tolist() == [sid]

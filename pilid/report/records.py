@@ -73,6 +73,9 @@ class Setting:
     #: A gamma configured as a rule (``"auto"``, not a number): only records made with that rule
     #: fill the cell, not those of a run with a number of pieces (``model.gamma=40``).
     gamma_rule: str | None = None
+    #: PiLiD's configured ``smoothness`` (`smoothness_key`): only records made with it fill the
+    #: cell, not those of a run with ``model.smoothness=auto`` or another weight; None: any.
+    smoothness: str | None = None
 
     def matches(self, frame: pd.DataFrame) -> np.ndarray:
         """Boolean mask of the rows of a normalised record frame that belong to this setting."""
@@ -89,6 +92,8 @@ class Setting:
         if self.gamma_rule is not None:
             rule = frame["gamma_rule"] if "gamma_rule" in frame else pd.Series(None, frame.index)
             mask = mask & (rule == self.gamma_rule).fillna(False).to_numpy(dtype=bool)
+        if self.smoothness is not None and "smoothness" in frame:
+            mask = mask & (frame["smoothness"] == self.smoothness).to_numpy(dtype=bool)
         # the generator is matched exactly, None (the default generator) included
         column = frame["generator"] if "generator" in frame else pd.Series(None, index=frame.index)
         if self.generator is None:
@@ -160,6 +165,15 @@ def _param(params, key):
 PASSTHROUGH_FIELDS = ("fit_seconds", "fit_mode", "layout", "device", "versions", "finished_at")
 
 
+def smoothness_key(value) -> str:
+    """PiLiD's ``smoothness`` as one comparable string: a rule as it is (``"auto"``), a weight as
+    a float's repr; a record without the key (made before it existed) has the weight that
+    reproduces it, 0 (`pilid.experiments.setting.KEYS_ADDED_AT_IDENTITY`)."""
+    if value is None:
+        return repr(0.0)
+    return value if isinstance(value, str) else repr(float(value))
+
+
 def _rule(gamma) -> str | None:
     """A gamma given as a rule (a string such as ``"auto"``), else None."""
     return gamma if isinstance(gamma, str) else None
@@ -169,7 +183,8 @@ def normalise_records(raw: pd.DataFrame) -> pd.DataFrame:
     """One row per record with flat setting columns (``gamma``/``init`` taken from ``params``,
     ``generator`` from ``data``).
 
-    Columns: ``experiment, dataset, task, N, m, model, gamma, gamma_rule, init, generator, trial,
+    Columns: ``experiment, dataset, task, N, m, model, gamma, gamma_rule, smoothness, init,
+    generator, trial,
     seed, metric, value, setting_id, data, params`` and, where the records have them,
     ``fit_seconds, fit_mode, layout, device, versions, finished_at``; integer columns use
     pandas' nullable ``Int64``.
@@ -187,6 +202,7 @@ def normalise_records(raw: pd.DataFrame) -> pd.DataFrame:
     frame["gamma"] = _integers(params.map(lambda p: _param(p, "gamma")))
     frame["gamma_rule"] = params.map(lambda p: _rule(_param(p, "gamma"))).astype(object)
     frame["init"] = params.map(lambda p: _param(p, "init")).astype(object)
+    frame["smoothness"] = params.map(lambda p: smoothness_key(_param(p, "smoothness")))
     generators = frame["data"].map(lambda d: generator_key(_param(d, "generator")))
     frame["generator"] = generators.astype(object)
     values = raw["value"] if "value" in raw else pd.Series(None, index=raw.index)
@@ -272,6 +288,7 @@ def _setting_fields(cfg) -> dict:
         "model": model.get("name"),
         "gamma": _int_or_none(model.get("gamma")),
         "gamma_rule": _rule(model.get("gamma")),
+        "smoothness": None if "smoothness" not in model else smoothness_key(model["smoothness"]),
         "init": model.get("init"),
         "generator": generator_key(data.get("generator")),
     }
