@@ -41,7 +41,7 @@ from pilid.nn.piecewise import (
     valid_gamma,
 )
 from pilid.train import Phase, Prepared, Trainable, TrainConfig, fit_batched
-from pilid.train.batched import deep_input
+from pilid.train.batched import deep_input, resolved_smoothness
 from pilid.train.losses import REGS
 from pilid.train.trainer import OPTIMIZERS
 from pilid.train.validation import holdout_split
@@ -109,12 +109,6 @@ ADDITIVE_ATTRIBUTES_DOC = """
         The training-row mean of each u_j (weighted by ``sample_weight``), removed from
         `feature_contributions`.
 """
-
-
-def resolved_smoothness(est) -> float:
-    """The smoothness a fit trains with: ``smoothness_`` (a number, or the one
-    ``smoothness="auto"`` chose, `pilid.models.shape_choice`); 0 for the families without it."""
-    return float(getattr(est, "smoothness_", 0.0))
 
 
 def _nan_mean_std(X: np.ndarray, nan: np.ndarray, weight: np.ndarray | None):
@@ -315,8 +309,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         if self._has_additive:
             n_fit = n if weight is None else int((weight > 0).sum())  # rows of weight > 0
             self.gamma_ = resolve_gamma(self.gamma, n_fit)  # "auto": a rule of the fit rows
-            smoothness = getattr(self, "smoothness", 0.0)  # "auto": chosen in `_members`
-            self.smoothness_ = 0.0 if shape_choice.is_auto(self) else float(smoothness)
+            auto = shape_choice.is_auto(self)  # "auto": chosen in `_members`
+            self.smoothness_ = 0.0 if auto else float(getattr(self, "smoothness", 0.0))
             knots = fit_knots(X, self.gamma_, self.knots, self.categorical_, weights=weight)
             self._warn_few_rows_per_piece(knots, n_fit)
         self.seed_ = seed

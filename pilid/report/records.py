@@ -184,10 +184,9 @@ def normalise_records(raw: pd.DataFrame) -> pd.DataFrame:
     ``generator`` from ``data``).
 
     Columns: ``experiment, dataset, task, N, m, model, gamma, gamma_rule, smoothness, init,
-    generator, trial,
-    seed, metric, value, setting_id, data, params`` and, where the records have them,
-    ``fit_seconds, fit_mode, layout, device, versions, finished_at``; integer columns use
-    pandas' nullable ``Int64``.
+    generator, trial, seed, metric, value, setting_id, data, params`` and, where the records
+    have them, ``fit_seconds, fit_mode, layout, device, versions, finished_at``; integer
+    columns use pandas' nullable ``Int64``.
     """
     frame = pd.DataFrame(index=raw.index)
     for column in ("experiment", "dataset", "task", "model", "metric", "setting_id"):

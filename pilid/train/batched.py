@@ -241,6 +241,13 @@ def _piece_signs(est: Trainable, feature: torch.Tensor, mask: torch.Tensor):
     return per_feature[feature] * mask
 
 
+def resolved_smoothness(est) -> float:
+    """The roughness weight a unit trains with: its ``smoothness_`` (PiLiD's ``smoothness``, or
+    the one ``smoothness="auto"`` gave the candidate, `pilid.models.shape_choice`); 0 for the
+    families without it."""
+    return float(getattr(est, "smoothness_", 0.0))
+
+
 def _build_additive(est: Trainable, preps: list[Prepared], data: EnsembleData, device):
     """Algorithm 1, step 2: the additive part of every trial, least squares or Gaussian."""
     T = len(preps)
@@ -259,7 +266,7 @@ def _build_additive(est: Trainable, preps: list[Prepared], data: EnsembleData, d
     nan_value = None  # missing values: u_j(NaN) - constant_j per feature (T, m)
     if any(p.missing is not None and np.any(p.missing) for p in preps):
         nan_value = torch.zeros(T, m, device=device)
-    smoothness = float(getattr(est, "smoothness_", 0.0))  # as chosen for this fit
+    smoothness = resolved_smoothness(est)
     roughness = None  # PiLiD's smoothness: a penalised least-squares start (P-splines')
     if smoothness > 0:
         roughness = difference_penalty(neighbour_pieces(preps, feature, mask), smoothness)
@@ -435,7 +442,7 @@ def _fit_local(ests, Xs, ys, ws) -> list:
         key += (tuple(np.flatnonzero(_missing_of(p)).tolist()),)  # same missing-value columns
         key += (deep_width(p),)  # as many deep inputs (a one-hot feature: one per level)
         key += (p.train_weight is not None, p.weight is not None)  # weighted with weighted
-        key += (float(getattr(est, "smoothness_", 0.0)),)  # one roughness weight per ensemble
+        key += (resolved_smoothness(est),)  # one roughness weight per ensemble
         groups.setdefault(key, []).append(i)
     for idx in groups.values():
         _fit_group([units[i][0] for i in idx], [units[i][1] for i in idx], device)
