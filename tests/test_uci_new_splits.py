@@ -1,0 +1,63 @@
+"""``scripts/uci_new_splits.py`` (issue 31, goal 3): the paper's UCI sets on split seeds none of
+the paper's trials uses. The paper's seeds are refused in one line; a fitted cell scores what
+the same model, fitted by hand on the same split, scores."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from pilid.data import load_dataset, make_split
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "scripts" / "uci_new_splits.py"
+
+
+def _run(*args, env_extra=None):
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO), **(env_extra or {})}
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *map(str, args)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_a_split_seed_of_the_papers_trials_is_refused_in_one_line(tmp_path):
+    out = tmp_path / "uci.csv"
+    result = _run("--splits", "100", "7", "--out", out)
+    assert result.returncode == 2
+    last = result.stderr.strip().splitlines()[-1]
+    assert "split seeds [7] are the paper's trials (0-19); use seeds from 20 up" in last
+    assert not out.exists()  # nothing fitted, nothing written
+
+
+@pytest.mark.uci
+def test_a_cell_scores_what_the_model_fitted_by_hand_on_that_split_scores(tmp_path):
+    root = os.environ.get("PILID_DATA_DIR")
+    if not root or not (Path(root).expanduser() / "skillcraft").is_dir():
+        pytest.skip("set PILID_DATA_DIR to the UCI files (../shared/data/uci) for data=skill")
+    out = tmp_path / "uci.csv"
+    result = _run("--tables", "skill", "--models", "lightgbm", "--splits", "100", "--out", out)
+    assert result.returncode == 0, result.stderr[-2000:]
+    row = pd.read_csv(out).iloc[0]
+    cell = (row["table"], row["split"], row["model"], row["metric"])
+    assert cell == ("skill", 100, "lightgbm", "auc")
+    from lightgbm import LGBMClassifier
+
+    dataset = load_dataset("skill", data_dir=root)
+    split = make_split(dataset, 100)
+    assert not np.array_equal(split.test_index, make_split(dataset, 0).test_index)
+    X_train, X_test = dataset.X.iloc[split.train_index], dataset.X.iloc[split.test_index]
+    model = LGBMClassifier(verbose=-1, n_jobs=1).fit(X_train, split.y_train)
+    by_hand = roc_auc_score(split.y_test, model.predict_proba(X_test)[:, 1])
+    assert row["value"] == pytest.approx(by_hand, abs=1e-12)
+    assert (row["n_train"], row["n_test"]) == (len(split.train_index), len(split.test_index))
