@@ -61,3 +61,22 @@ def test_a_cell_scores_what_the_model_fitted_by_hand_on_that_split_scores(tmp_pa
     by_hand = roc_auc_score(split.y_test, model.predict_proba(X_test)[:, 1])
     assert row["value"] == pytest.approx(by_hand, abs=1e-12)
     assert (row["n_train"], row["n_test"]) == (len(split.train_index), len(split.test_index))
+
+
+def test_names_lightgbm_refuses_are_rewritten_and_nothing_else():
+    import importlib.util
+
+    from pilid.data import Dataset
+
+    spec = importlib.util.spec_from_file_location("uci_new_splits", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    X = pd.DataFrame(
+        {"char_freq_[": [0.0, 1.0], "emp.var.rate": [1.0, 2.0], "job:x": ["a", "b"]}
+    ).astype({"job:x": "category"})
+    dataset = Dataset("t", "classification", "auc", X, np.array([0, 1]))
+    plain = script.plain_names(dataset)
+    assert list(plain.X.columns) == ["char_freq__91", "emp.var.rate", "job_58x"]
+    assert plain.categorical == ["job_58x"]
+    np.testing.assert_array_equal(plain.X.to_numpy(), X.to_numpy())
+    assert list(dataset.X.columns) == list(X.columns)  # the loaded data set is left as it was
