@@ -193,6 +193,7 @@ def test_the_guide_states_the_committed_confirmation_run():
         "gamma40_smooth0.1_additive_first",
         "smooth_auto_holdout",
         "smooth_auto",
+        "gamma40_smooth0.1_lam_rows",
     }
     summary = study.summarise(levers, suite.read_results(suite.OUT))
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
@@ -339,3 +340,47 @@ def _choices(levers: pd.DataFrame, variant: str) -> tuple[int, int, int, int]:
     smooth_better = (wide["gamma40_smooth0.1"] < wide["defaults"]) == lower
     right = (took_smooth & smooth_better) | (took_default & ~smooth_better)
     return int(took_smooth.sum()), int(smooth_better.sum()), int(right.sum()), len(wide)
+
+
+def test_the_guide_states_the_committed_lam_rows_runs():
+    """The guide's paragraph on 40 smooth pieces with ``lam = 5 / n`` against the committed rows:
+    its wins on the screening splits, on splits 2-4 and over the five, its mean rank with its
+    rows in place of the defaults', and the per-table means it quotes."""
+    study = _script("lever_study")
+    suite = _script("dev_suite")
+    levers = pd.read_csv(study.OUT)
+    peers = suite.read_results(suite.OUT)
+    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    variant = "gamma40_smooth0.1_lam_rows"
+    counts = [
+        _counts(study.summarise(study.on_splits(levers, splits), peers), variant)
+        for splits in (study.SCREEN_SPLITS, (2, 3, 4), (0, 1, 2, 3, 4))
+    ]
+    (s_base, s_ebm), (c_base, c_ebm), (e_base, e_ebm) = counts
+    assert (
+        f"better than the defaults on {s_base} tables and than EBM on {s_ebm}; on splits 2-4, "
+        f"which took no part: {c_base} and {c_ebm}; over the five splits: {e_base} and {e_ebm}"
+    ) in guide
+    rows = levers[levers["variant"] == variant].drop(columns="variant").assign(model="pilid")
+    mixed = pd.concat([peers[peers["model"] != "pilid"], rows[peers.columns]])
+    rank = suite.summarise(mixed)["mean_rank"]
+    assert (
+        f"mean rank {rank['pilid']:.2f} against EBM's {rank['ebm']:.2f} and LightGBM's "
+        f"{rank['lightgbm']:.2f} with its rows in place of the defaults'" in guide
+    )
+    every = study.on_splits(levers, (0, 1, 2, 3, 4))
+    means = every.groupby(["variant", "table"])["value"].mean()
+    others = peers.groupby(["model", "table"])["value"].mean()
+    for table in ("diamonds", "hotel_rates", "ames"):
+        assert (
+            f"{table} MSE {means['defaults', table]:.4f} -> {means[variant, table]:.4f}" in (guide)
+            or f"{table} {means['defaults', table]:.4f} -> {means[variant, table]:.4f}" in guide
+        )
+        assert f"{others['lightgbm', table]:.4f}" in guide
+    for table in ("caravan", "mlc_churn", "attrition"):
+        assert f"{means[variant, table]:.4f} against {others['ebm', table]:.4f}" in guide
+    seconds = every.groupby("variant")["fit_seconds"].mean()
+    assert (
+        f"mean fit {seconds[variant]:.1f} s against the defaults' {seconds['defaults']:.1f} s"
+        in (guide)
+    )
