@@ -78,7 +78,8 @@ class Setting:
     smoothness: str | None = None
 
     def matches(self, frame: pd.DataFrame) -> np.ndarray:
-        """Boolean mask of the rows of a normalised record frame that belong to this setting."""
+        """Boolean mask of the rows of a normalised record frame (`normalise_records`: every
+        column present) that belong to this setting."""
         mask = np.ones(len(frame), dtype=bool)
         for name in SETTING_FIELDS:
             value = getattr(self, name)
@@ -89,18 +90,15 @@ class Setting:
             if name in LENIENT_FIELDS:
                 hit = hit | column.isna().to_numpy(dtype=bool)
             mask = mask & hit
-        if self.gamma_rule is not None:
-            rule = frame["gamma_rule"] if "gamma_rule" in frame else pd.Series(None, frame.index)
-            mask = mask & (rule == self.gamma_rule).fillna(False).to_numpy(dtype=bool)
-        if self.smoothness is not None and "smoothness" in frame:
-            mask = mask & (frame["smoothness"] == self.smoothness).to_numpy(dtype=bool)
+        # matched exactly where configured: a rule of pieces, a roughness weight
+        for name in ("gamma_rule", "smoothness"):
+            value = getattr(self, name)
+            if value is not None:
+                mask = mask & (frame[name] == value).fillna(False).to_numpy(dtype=bool)
         # the generator is matched exactly, None (the default generator) included
-        column = frame["generator"] if "generator" in frame else pd.Series(None, index=frame.index)
-        if self.generator is None:
-            mask = mask & column.isna().to_numpy(dtype=bool)
-        else:
-            mask = mask & (column == self.generator).fillna(False).to_numpy(dtype=bool)
-        return mask
+        column = frame["generator"]
+        hit = column.isna() if self.generator is None else (column == self.generator).fillna(False)
+        return mask & hit.to_numpy(dtype=bool)
 
 
 @dataclass
