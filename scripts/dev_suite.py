@@ -283,6 +283,14 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--summary-only", action="store_true", help="print the CSV's summary")
     args = parser.parse_args(argv)
+    return run_and_summarise(args, load_suite_table, write_results, "dev suite")
+
+
+def run_and_summarise(args, load, write, desc: str) -> int:
+    """Fit the (table, split, model) cells of ``args`` (``tables``, ``splits``, ``models``,
+    ``out``, ``summary_only``, optionally ``quick``) that ``args.out`` lacks, one table in memory
+    at a time (``load(name)``), writing the file whole after every fit (``write(path, frame)``);
+    then print the summary of the cells asked for. Shared with ``scripts/uci_new_splits.py``."""
     results = read_results(args.out)
     done = set(zip(results["table"], results["split"].astype(int), results["model"]))
     todo = [
@@ -297,13 +305,13 @@ def main(argv=None) -> int:
     else:
         print(f"{len(todo)} fits to run, the others of these cells already in {args.out}")
     datasets: dict = {}
-    for table, seed, model in tqdm(todo, desc="dev suite", unit="fit", file=sys.stderr):
+    for table, seed, model in tqdm(todo, desc=desc, unit="fit", file=sys.stderr):
         if table not in datasets:
-            datasets = {table: load_suite_table(table)}  # one table in memory at a time
-        row = run_one(datasets[table], seed, model, quick=args.quick)
+            datasets = {table: load(table)}  # one table in memory at a time
+        row = run_one(datasets[table], seed, model, quick=getattr(args, "quick", False))
         new = pd.DataFrame([row], columns=COLUMNS)
         results = new if results.empty else pd.concat([results, new], ignore_index=True)
-        write_results(args.out, results)
+        write(args.out, results)
     shown = results[
         results["table"].isin(args.tables)
         & results["model"].isin(args.models)

@@ -26,7 +26,6 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dev_suite  # noqa: E402  (a script beside this one: the suite's fit, score and summary)
@@ -80,35 +79,12 @@ def main(argv=None) -> int:
     paper = sorted(s for s in args.splits if 0 <= s < 20)
     if paper:
         parser.error(f"split seeds {paper} are the paper's trials (0-19); use seeds from 20 up")
-    results = dev_suite.read_results(args.out)
-    done = set(zip(results["table"], results["split"].astype(int), results["model"]))
-    todo = [
-        (t, s, m)
-        for t in args.tables
-        for s in args.splits
-        for m in args.models
-        if (t, s, m) not in done and not args.summary_only
-    ]
-    if not args.summary_only:
-        print(f"{len(todo)} fits to run, the others of these cells already in {args.out}")
-    datasets: dict = {}
-    for table, seed, model in tqdm(todo, desc="UCI, new splits", unit="fit", file=sys.stderr):
-        if table not in datasets:
-            datasets = {table: plain_names(load_dataset(table, data_dir=args.data_dir))}
-        row = dev_suite.run_one(datasets[table], seed, model)
-        new = pd.DataFrame([row], columns=dev_suite.COLUMNS)
-        results = new if results.empty else pd.concat([results, new], ignore_index=True)
-        write_results(args.out, results)
-    shown = results[
-        results["table"].isin(args.tables)
-        & results["model"].isin(args.models)
-        & results["split"].isin(args.splits)
-    ]
-    if shown.empty:
-        print(f"no results in {args.out} for these data sets and models")
-        return 0
-    print(dev_suite.format_summary(dev_suite.summarise(shown)))
-    return 0
+    return dev_suite.run_and_summarise(
+        args,
+        lambda name: plain_names(load_dataset(name, data_dir=args.data_dir)),
+        write_results,
+        "UCI, new splits",
+    )
 
 
 if __name__ == "__main__":
