@@ -193,7 +193,8 @@ def summarise(results: pd.DataFrame) -> dict:
     ``fit_seconds``. A table counts as a win when PiLiD's mean metric is strictly better than
     EBM's (lower MSE, higher AUC). Ranks (`scipy.stats.rankdata`, ties averaged, 1 = best) are
     taken per table among the models present, on the mean metric; the mean rank is over the
-    tables where every model of ``results`` has a result.
+    tables where every model of ``results`` has a result. A model counts as present on a table
+    only with every split the table has (a run cut short leaves no mean over other splits).
 
     Returns a dict: ``per_table`` (a frame indexed by table: ``metric``, ``<model>_mean``,
     ``<model>_std``, ``<model>_seconds``, ``<model>_rank``, ``pilid_beats_ebm``), ``wins`` and
@@ -208,11 +209,13 @@ def summarise(results: pd.DataFrame) -> dict:
         mean=("value", "mean"), std=("value", "std"), seconds=("fit_seconds", "mean")
     )
     metric = results.groupby("table")["metric"].first()
+    splits = results.groupby("table")["split"].agg(frozenset)
+    covered = results.groupby(["table", "model"])["split"].agg(frozenset)
     rows = []
     for table in tables:
         row = {"table": table, "metric": metric[table]}
         lower = LOWER_IS_BETTER[metric[table]]
-        present = [m for m in models if (table, m) in stats.index]
+        present = [m for m in models if covered.get((table, m)) == splits[table]]
         for model in models:
             for key in ("mean", "std", "seconds"):
                 row[f"{model}_{key}"] = (

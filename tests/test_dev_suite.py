@@ -190,6 +190,23 @@ def test_a_tie_is_not_a_win_and_shares_the_rank():
     assert summary["per_table"].loc["b", ["pilid_rank", "ebm_rank"]].tolist() == [1.5, 1.5]
 
 
+def test_a_model_short_of_a_tables_splits_is_absent_there_not_compared_on_fewer():
+    results = _results()
+    # EBM's run on table a stopped after split 0: no mean of EBM's over fewer splits than
+    # PiLiD's, so EBM is absent on a rather than compared there
+    cut = results[
+        ~((results["table"] == "a") & (results["model"] == "ebm") & (results["split"] == 1))
+    ]
+    cut.loc[(cut["table"] == "a") & (cut["model"] == "ebm"), "value"] = 0.55
+    summary = _script().summarise(cut)
+    table = summary["per_table"]
+    assert np.isnan(table.loc["a", "ebm_mean"]) and np.isnan(table.loc["a", "ebm_rank"])
+    assert table.loc["a", "pilid_beats_ebm"] is None
+    assert summary["compared"] == 3 and summary["wins"] == 3  # b, c, d
+    assert table.loc["a", ["pilid_rank", "lightgbm_rank"]].tolist() == [1, 2]
+    assert summary["ranked"] == 2  # a lacks EBM's split 1, d lacks LightGBM
+
+
 @pytest.mark.slow
 def test_the_script_runs_a_table_and_resumes(tmp_path):
     out = tmp_path / "suite.csv"

@@ -80,3 +80,24 @@ def test_names_lightgbm_refuses_are_rewritten_and_nothing_else():
     assert plain.categorical == ["job_58x"]
     np.testing.assert_array_equal(plain.X.to_numpy(), X.to_numpy())
     assert list(dataset.X.columns) == list(X.columns)  # the loaded data set is left as it was
+
+
+def test_the_guide_states_the_committed_new_splits():
+    """The guide's paragraph on the UCI sets' new splits states the committed CSV: per data set
+    with EBM's rows, PiLiD's and EBM's means and fit seconds, and the count of wins."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("dev_suite", REPO / "scripts" / "dev_suite.py")
+    suite = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(suite)
+    summary = suite.summarise(suite.read_results(REPO / "results/studies/uci_new_splits.csv"))
+    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    compared = summary["per_table"].dropna(subset=["ebm_mean"])
+    assert len(compared) == summary["compared"] > 0
+    for table, row in compared.iterrows():
+        metric = "MSE" if row["metric"] == "mse" else "AUC"
+        assert (
+            f"{table} {metric} {row['pilid_mean']:.4f} against EBM's {row['ebm_mean']:.4f} "
+            f"({row['pilid_seconds']:.1f} s against {row['ebm_seconds']:.1f} s a fit)" in guide
+        ), table
+    assert f"PiLiD's defaults beat EBM on {summary['wins']} of {summary['compared']}" in guide
