@@ -101,3 +101,7 @@ def test_the_guide_states_the_committed_new_splits():
             f"({row['pilid_seconds']:.1f} s against {row['ebm_seconds']:.1f} s a fit)" in guide
         ), table
     assert f"PiLiD's defaults beat EBM on {summary['wins']} of {summary['compared']}" in guide
+    best = summary["per_table"][summary["per_table"]["lightgbm_rank"] == 1]
+    sentence = guide[guide.index("LightGBM is the most accurate on") :][:200]
+    for table, row in best.iterrows():
+        assert table in sentence and f"{row['lightgbm_mean']:.4f}" in sentence, table
