@@ -101,6 +101,9 @@ def test_the_guide_states_the_committed_new_splits():
             f"({row['pilid_seconds']:.1f} s against {row['ebm_seconds']:.1f} s a fit)" in guide
         ), table
     assert f"PiLiD's defaults beat EBM on {summary['wins']} of {summary['compared']}" in guide
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    for table, row in compared.iterrows():
+        assert f"{row['pilid_mean']:.4f} against {row['ebm_mean']:.4f}" in readme, table
     best = summary["per_table"][summary["per_table"]["lightgbm_rank"] == 1]
     sentence = guide[guide.index("LightGBM is the most accurate on") :][:200]
     for table, row in best.iterrows():
