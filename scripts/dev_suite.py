@@ -166,9 +166,10 @@ def read_results(path: Path) -> pd.DataFrame:
     return pd.read_csv(path)
 
 
-def write_results(path: Path, frame: pd.DataFrame) -> None:
-    """Write ``frame`` whole (atomically), rows in suite, split and model order."""
-    order = {name: i for i, name in enumerate(SUITE)}
+def write_results(path: Path, frame: pd.DataFrame, tables=tuple(SUITE)) -> None:
+    """Write ``frame`` whole (atomically), rows in table (``tables``' order: the suite's),
+    split and model order."""
+    order = {name: i for i, name in enumerate(tables)}
     rank = {name: i for i, name in enumerate(MODELS)}
     frame = frame.assign(
         _t=frame["table"].map(order).fillna(len(order)),

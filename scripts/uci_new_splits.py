@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import re
 import sys
 from pathlib import Path
-
-import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dev_suite  # noqa: E402  (a script beside this one: the suite's fit, score and summary)
@@ -55,15 +54,6 @@ def plain_names(dataset):
     )
 
 
-def write_results(path: Path, frame: pd.DataFrame) -> None:
-    """Write ``frame`` whole (atomically), rows in data set, split and model order."""
-    order = {name: i for i, name in enumerate(TABLES)}
-    rank = {name: i for i, name in enumerate(dev_suite.MODELS)}
-    frame = frame.assign(_t=frame["table"].map(order), _m=frame["model"].map(rank))
-    frame = frame.sort_values(["_t", "split", "_m"], kind="stable").drop(columns=["_t", "_m"])
-    dev_suite.write_frame(path, frame[dev_suite.COLUMNS])
-
-
 def main(argv=None) -> int:
     """Run the missing (data set, split, model) cells, then print the summary of ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -82,7 +72,7 @@ def main(argv=None) -> int:
     return dev_suite.run_and_summarise(
         args,
         lambda name: plain_names(load_dataset(name, data_dir=args.data_dir)),
-        write_results,
+        functools.partial(dev_suite.write_results, tables=TABLES),
         "UCI, new splits",
     )
 

@@ -273,6 +273,13 @@ def test_the_guide_states_the_committed_smooth_pieces_runs():
     )
 
 
+def _ranks_with(suite, levers: pd.DataFrame, peers: pd.DataFrame, variant: str) -> pd.Series:
+    """The development suite's mean ranks with ``variant``'s rows in place of PiLiD's."""
+    rows = levers[levers["variant"] == variant].drop(columns="variant").assign(model="pilid")
+    mixed = pd.concat([peers[peers["model"] != "pilid"], rows[peers.columns]])
+    return suite.summarise(mixed)["mean_rank"]
+
+
 def _counts(summary: pd.DataFrame, variant: str) -> str:
     row = summary.loc[variant]
     return f"{int(row.beats_baseline)} of {int(row.of_baseline)}", _ebm(row)
@@ -306,11 +313,7 @@ def test_the_guide_states_the_committed_auto_smoothness_runs():
         f"beats the defaults on {base} tables, but beats EBM on only {ebm} tables over the five "
         f"splits (the defaults: {_counts(every, 'defaults')[1]})" in readme
     )
-    ranks = {}
-    for variant in ("smooth_auto", "gamma40_smooth0.1"):
-        rows = levers[levers["variant"] == variant].drop(columns="variant").assign(model="pilid")
-        mixed = pd.concat([peers[peers["model"] != "pilid"], rows[peers.columns]])
-        ranks[variant] = suite.summarise(mixed)["mean_rank"]
+    ranks = {v: _ranks_with(suite, levers, peers, v) for v in ("smooth_auto", "gamma40_smooth0.1")}
     auto, fixed = ranks["smooth_auto"], ranks["gamma40_smooth0.1"]
     assert (
         f"the mean rank is {auto['pilid']:.2f} against EBM's {auto['ebm']:.2f} and LightGBM's "
@@ -366,9 +369,7 @@ def test_the_guide_states_the_committed_lam_rows_runs():
         f"better than the defaults on {s_base} tables and than EBM on {s_ebm}; on splits 2-4, "
         f"which took no part: {c_base} and {c_ebm}; over the five splits: {e_base} and {e_ebm}"
     ) in guide
-    rows = levers[levers["variant"] == variant].drop(columns="variant").assign(model="pilid")
-    mixed = pd.concat([peers[peers["model"] != "pilid"], rows[peers.columns]])
-    rank = suite.summarise(mixed)["mean_rank"]
+    rank = _ranks_with(suite, levers, peers, variant)
     assert (
         f"mean rank {rank['pilid']:.2f} against EBM's {rank['ebm']:.2f} and LightGBM's "
         f"{rank['lightgbm']:.2f} with its rows in place of the defaults'" in guide
