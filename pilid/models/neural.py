@@ -309,7 +309,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         if self._has_additive:
             n_fit = n if weight is None else int((weight > 0).sum())  # rows of weight > 0
             self.gamma_ = resolve_gamma(self.gamma, n_fit)  # "auto": a rule of the fit rows
-            auto = shape_choice.is_auto(self)  # "auto": chosen in `_members`
+            auto = shape_choice.smoothness_is_auto(self)  # "auto": chosen in `_members`
             self.smoothness_ = 0.0 if auto else float(getattr(self, "smoothness", 0.0))
             knots = fit_knots(X, self.gamma_, self.knots, self.categorical_, weights=weight)
             self._warn_few_rows_per_piece(knots, n_fit)

@@ -9,6 +9,9 @@ the additive component (the paper's MLP baseline). Both families are `NeuralEsti
 
 from __future__ import annotations
 
+import dataclasses
+
+from pilid.models import multiclass
 from pilid.models.monotone import (
     MONOTONE_ATTRIBUTE_DOC,
     MONOTONE_CONSTRAINTS,
@@ -29,7 +32,8 @@ from pilid.models.neural import (
     RegressorOutput,
     ShapeMixin,
 )
-from pilid.models.params import Choice, Number
+from pilid.models.pair_choice import AUTO_PAIRS, fast_pairs
+from pilid.models.params import Choice, Number, ParamError, Whole
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.train import Phase
 
@@ -171,6 +175,17 @@ _PILID_DOC = (
         with the lower loss on rows it did not train on (those held out for early stopping and,
         in a bag, the out-of-bag rows) is kept (``gamma_``, ``smoothness_``; ``shape_choice_``
         lists both); needs ``patience`` (held-out rows).
+    pairs : int or "auto", default=0
+        Explicit pairwise piecewise-linear terms (beyond the paper; GA2M's pair terms) for the
+        ``pairs`` pairs of features that FAST ranks first on the training rows
+        (`pilid.models.pair_choice`): each pair gets a bilinear function on the grid of the two
+        features' characteristic points, at most `pilid.nn.pairs.PAIR_PIECES` pieces a side
+        (`pilid.nn.pairs.PairTerms`), trained with the MLP as part of the deep component (so the
+        purification moves its main effects into the shapes; ``pairs_`` names the pairs).
+        Features with a monotone constraint take part in no pair. 0: none [the paper's].
+        ``"auto"``: chosen by inner validation as for ``smoothness``, between none and
+        `pilid.models.pair_choice.AUTO_PAIRS` (``shape_choice_``). Regression or two classes
+        (with K > 2 classes ``"auto"`` has no candidate with pairs).
     verbose : bool, default=False
         A progress bar with the epoch losses.
     n_bags : int, default=16
@@ -186,6 +201,9 @@ _PILID_DOC = (
     ----------"""
     + MONOTONE_ATTRIBUTE_DOC
     + ADDITIVE_ATTRIBUTES_DOC
+    + """    pairs_ : list of (str, str)
+        The pairs of features with a pair term (``pairs``), by their names; [] for none.
+"""
     + FITTED_ATTRIBUTES_DOC
 )
 
@@ -216,6 +234,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         "schedule": [Choice(SCHEDULES)],
         "deep_categorical": [Choice(DEEP_CATEGORICAL)],
         "smoothness": [Number(0, None, closed="left"), Choice(("auto",))],
+        "pairs": [Whole(0), Choice(("auto",))],
     }
 
     def __init__(
@@ -244,6 +263,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         schedule="joint",
         deep_categorical="onehot",
         smoothness=0.0,
+        pairs=0,
     ):
         self.gamma = gamma
         self.knots = knots
@@ -269,6 +289,39 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         self.schedule = schedule
         self.deep_categorical = deep_categorical
         self.smoothness = smoothness
+        self.pairs = pairs
+
+    def _prepare(self, X, y, sample_weight=None):
+        """`pilid.train.Trainable._prepare`, then the pairs of the pair terms (``pairs``,
+        `pilid.models.pair_choice.fast_pairs` on the training rows; ``"auto"``: `AUTO_PAIRS`
+        for the candidate that has them, `pilid.models.shape_choice`): `Prepared.pairs` and
+        ``pairs_``."""
+        prep = super()._prepare(X, y, sample_weight)
+        k = AUTO_PAIRS if self.pairs == "auto" else int(self.pairs)
+        self.pairs_ = []
+        if k == 0:
+            return prep
+        if multiclass.is_multiclass(self):
+            if self.pairs == "auto":  # K > 2 classes: no candidate with pairs
+                return prep
+            raise ParamError(
+                "pairs", self.pairs, "pair terms take a regression target or two classes; use 0"
+            )
+        rows = prep.train_idx
+        weight = None if prep.train_weight is None else prep.train_weight
+        found = fast_pairs(
+            prep.X[rows],
+            prep.target[rows],
+            k,
+            prep.knots,
+            self._task,
+            self.categorical_,
+            weight=weight,
+            exclude=self._constrained(),
+        )
+        names = self._feature_names()
+        self.pairs_ = [(names[a], names[b]) for a, b in found]
+        return dataclasses.replace(prep, pairs=found) if len(found) else prep
 
     def _phases(self) -> list[Phase]:
         """Algorithm 1's one phase, or ``schedule="additive_first"``'s two (see ``schedule``)."""

@@ -1,15 +1,18 @@
-"""``smoothness="auto"``: the shapes' resolution chosen by inner validation (beyond the paper).
+"""``smoothness="auto"`` and ``pairs="auto"``: chosen by inner validation (beyond the paper).
 
 PiLiD (Guo et al., IJCAI 2020) cuts each feature into gamma pieces (Definition 1). Few pieces
 cannot follow a step or a sharp bend; many pieces follow the noise unless a roughness penalty
 (`pilid.nn.additive.difference_penalty`, P-splines' second difference) ties neighbouring pieces
-together, and on few rows even then they lose to few pieces. ``smoothness="auto"`` lets the
-data decide between the two, on the training part alone:
+together, and on few rows even then they lose to few pieces. Explicit pair terms
+(`pilid.nn.pairs`) help where a few pairs interact strongly and cost accuracy elsewhere.
+``smoothness="auto"`` and ``pairs="auto"`` let the data decide, on the training part alone:
 
-* `CANDIDATES`: the estimator's own pieces without the penalty (with ``gamma="auto"`` the rule of
-  the training rows, `pilid.nn.piecewise.auto_gamma`), and `SMOOTH_PIECES` pieces (or the given
-  gamma) with ``smoothness=SMOOTH_WEIGHT``;
-* both are trained, as trials of the batched trainer (`pilid.train.fit_batched`, each with its
+* `candidates`: for ``smoothness="auto"`` the estimator's own pieces without the penalty (with
+  ``gamma="auto"`` the rule of the training rows, `pilid.nn.piecewise.auto_gamma`) and
+  `SMOOTH_PIECES` pieces (or the given gamma) with ``smoothness=SMOOTH_WEIGHT``; for
+  ``pairs="auto"`` no pair terms and `pilid.models.pair_choice.AUTO_PAIRS` of them; with both,
+  the four combinations;
+* all are trained, as trials of the batched trainer (`pilid.train.fit_batched`, each with its
   bag or its K class members, `Trainable._members`), on the same training rows with the same
   seeds, and stop early on the same held-out rows;
 * the estimator keeps the candidate whose fitted model has the lower loss on rows it did not
@@ -17,7 +20,7 @@ data decide between the two, on the training part alone:
   loss; weighted by the sample weights): the rows ``val_fraction`` sets aside for early
   stopping and, for a bag, every training row through the members that missed it (out of bag,
   `out_of_bag`, as random forests estimate their error): never a test row. `shape_choice_`
-  lists both.
+  lists them all.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from scipy.special import log_expit, log_softmax
 from sklearn.base import clone
 
 from pilid.errors import PilidError
+from pilid.models.pair_choice import AUTO_PAIRS
 from pilid.nn.piecewise import fit_knots
 
 __all__ = ["CANDIDATES", "SMOOTH_PIECES", "SMOOTH_WEIGHT", "candidate_members", "collect"]
@@ -42,48 +46,73 @@ SMOOTH_PIECES = 40
 SMOOTH_WEIGHT = 0.1
 
 
-def candidates(gamma) -> list[dict]:
-    """The two candidates' parameters for an estimator's ``gamma``: its own pieces unpenalised,
-    and `SMOOTH_PIECES` (``gamma="auto"``) or its gamma with ``smoothness=SMOOTH_WEIGHT``."""
-    smooth_gamma = SMOOTH_PIECES if isinstance(gamma, str) else gamma
-    return [
-        {"gamma": gamma, "smoothness": 0.0},
-        {"gamma": smooth_gamma, "smoothness": SMOOTH_WEIGHT},
-    ]
+def candidates(gamma, smoothness="auto", pairs=0) -> list[dict]:
+    """The candidates' parameters for an estimator's ``gamma``, ``smoothness`` and ``pairs``
+    (only those set to ``"auto"`` vary): ``smoothness="auto"``, its own pieces unpenalised and
+    `SMOOTH_PIECES` (``gamma="auto"``) or its gamma with ``smoothness=SMOOTH_WEIGHT``;
+    ``pairs="auto"``, 0 and `AUTO_PAIRS` pairs; both: every combination, pieces first."""
+    shapes = [{}]
+    if smoothness == "auto":
+        smooth_gamma = SMOOTH_PIECES if isinstance(gamma, str) else gamma
+        shapes = [
+            {"gamma": gamma, "smoothness": 0.0},
+            {"gamma": smooth_gamma, "smoothness": SMOOTH_WEIGHT},
+        ]
+    terms = [{"pairs": 0}, {"pairs": AUTO_PAIRS}] if pairs == "auto" else [{}]
+    return [{**shape, **term} for shape in shapes for term in terms]
 
 
 CANDIDATES = candidates("auto")
 
 
-def is_auto(est) -> bool:
+def smoothness_is_auto(est) -> bool:
     """Whether `est` chooses its smoothness (a candidate has a number)."""
     return isinstance(getattr(est, "smoothness", 0.0), str)
 
 
+def is_auto(est) -> bool:
+    """Whether `est` chooses among candidates (``smoothness`` or ``pairs`` is ``"auto"``)."""
+    return smoothness_is_auto(est) or getattr(est, "pairs", 0) == "auto"
+
+
 def candidate_members(est, prep) -> list[tuple]:
-    """`Trainable._members` of an estimator with ``smoothness="auto"``: the units of each
-    candidate (`candidates`), each candidate an unfitted clone with its parameters, the
-    estimator's prepared attributes and its own characteristic points (Definition 1: fitted as
-    `Trainable._prepare` fits them, on the same rows and weights); its units are its own
-    ``_members`` (its bag, its K classes)."""
+    """`Trainable._members` of an estimator with ``smoothness="auto"`` or ``pairs="auto"``: the
+    units of each candidate (`candidates`), each candidate an unfitted clone with its
+    parameters, the estimator's prepared attributes and its own characteristic points
+    (Definition 1: fitted as `Trainable._prepare` fits them, on the same rows and weights) and
+    pairs (the estimator's, `Prepared.pairs`, or none); its units are its own ``_members`` (its
+    bag, its K class members)."""
     if len(prep.val_idx) == 0:
+        auto = "smoothness" if smoothness_is_auto(est) else "pairs"
         raise PilidError(
-            f"{type(est).__name__}: smoothness='auto' chooses on the rows held out for early "
+            f"{type(est).__name__}: {auto}='auto' chooses on the rows held out for early "
             "stopping and there are none; set patience (e.g. patience=10) and val_fraction > 0, "
-            "or a number for smoothness"
+            f"or a number for {auto}"
         )
     params = est.get_params(deep=False)
     shared = {k: v for k, v in vars(est).items() if k not in params}
+    smooth_knots = None
     members, units = [], []
-    for i, choice in enumerate(candidates(est.gamma)):
+    pairs = getattr(est, "pairs", 0)
+    choices = candidates(est.gamma, est.smoothness, pairs if prep.pairs is not None else 0)
+    if pairs == "auto" and prep.pairs is None:  # no pair found (or K > 2 classes): none
+        choices = [{**choice, "pairs": 0} for choice in choices]
+    for choice in choices:
         member = clone(est).set_params(**choice)
         member.__dict__.update(shared)
-        member.smoothness_ = float(choice["smoothness"])
-        data = prep  # the estimator's own pieces (its `gamma_`)
-        if i > 0 and isinstance(est.gamma, str):  # the smooth candidate's many pieces
-            member.gamma_ = choice["gamma"]
-            knots = fit_knots(prep.X, member.gamma_, est.knots, est.categorical_, prep.weight)
-            data = dataclasses.replace(prep, knots=knots)
+        data = prep  # the estimator's own pieces (its `gamma_`) and pairs
+        if "smoothness" in choice:
+            member.smoothness_ = float(choice["smoothness"])
+            if choice["smoothness"] > 0 and isinstance(est.gamma, str):  # many pieces
+                member.gamma_ = choice["gamma"]
+                if smooth_knots is None:
+                    smooth_knots = fit_knots(
+                        prep.X, member.gamma_, est.knots, est.categorical_, prep.weight
+                    )
+                data = dataclasses.replace(data, knots=smooth_knots)
+        if choice.get("pairs") == 0:
+            member.pairs_ = []
+            data = dataclasses.replace(data, pairs=None)
         members.append(member)
         units += member._members(data)
     est._candidates = (prep, members)
@@ -139,8 +168,9 @@ def validation_loss(est, prep) -> float:
 def collect(est) -> None:
     """`Trainable._collect` of an estimator with ``smoothness="auto"``: each candidate gathers
     its members, and the estimator takes the fitted attributes of the one with the lower
-    validation loss (the first on a tie; one that diverged only if both did), plus
-    ``shape_choice_``: per candidate ``gamma``, ``smoothness``, ``val_loss``, ``chosen``."""
+    validation loss (the first on a tie; one that diverged only if all did), plus
+    ``shape_choice_``: per candidate ``gamma``, ``smoothness``, ``pairs`` (how many pair
+    terms), ``val_loss``, ``chosen``."""
     prep, members = est.__dict__.pop("_candidates")
     losses = []
     for member in members:
@@ -155,6 +185,7 @@ def collect(est) -> None:
         {
             "gamma": [m.gamma_ for m in members],
             "smoothness": [m.smoothness_ for m in members],
+            "pairs": [len(getattr(m, "pairs_", [])) for m in members],
             "val_loss": losses,
             "chosen": [i == best for i in range(len(members))],
         }

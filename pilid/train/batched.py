@@ -26,6 +26,7 @@ from pilid.nn.additive import (
     monotone_start,
 )
 from pilid.nn.ensemble import PiLiDEnsemble
+from pilid.nn.pairs import DeepWithPairs, PairTerms, coarse_pieces
 from pilid.nn.piecewise import Knots, compact_layout, phi_compact, phi_dense
 from pilid.streams import STREAM_ADDITIVE, trial_generator
 from pilid.train.divergence import divergence_reasons, lr_advice
@@ -63,6 +64,9 @@ class Prepared:
     #: levels, the sorted codes seen in fit); None: every feature enters as one standardised
     #: column (its code, for a categorical feature).
     onehot: tuple[tuple[int, np.ndarray], ...] | None = None
+    #: Explicit pair terms (`pilid.nn.pairs`): the feature indices of each pair, (K, 2), added
+    #: to the deep part on the grid of `knots`; None: none (the paper's model).
+    pairs: np.ndarray | None = None
 
 
 def deep_input(X: np.ndarray, x_mean, x_scale, missing=None, onehot=None) -> np.ndarray:
@@ -99,6 +103,19 @@ def _missing_of(prep: Prepared) -> np.ndarray:
     if prep.missing is None:
         return np.zeros(prep.X.shape[1], dtype=bool)
     return np.asarray(prep.missing, dtype=bool)
+
+
+def with_pairs(deep, preps: list[Prepared]):
+    """`deep` plus the pair terms of `preps` (`pilid.nn.pairs.DeepWithPairs`; one trial per
+    prepared trial, each with its own pairs and characteristic points), or `deep` unchanged when
+    the trials have none (`Prepared.pairs`)."""
+    if preps[0].pairs is None:
+        return deep
+    pieces = np.stack([p.knots.n_pieces for p in preps])
+    starts = np.concatenate([np.zeros((len(preps), 1), np.int64), np.cumsum(pieces, 1)[:, :-1]], 1)
+    coarse = np.stack([coarse_pieces(p.knots.n_pieces, p.knots.categorical) for p in preps])
+    pairs = np.stack([np.asarray(p.pairs, dtype=np.int64).reshape(-1, 2) for p in preps])
+    return DeepWithPairs(deep, PairTerms(pairs, starts, pieces, coarse))
 
 
 def deep_width(prep: Prepared) -> int:
@@ -353,8 +370,11 @@ def _unstack(est: Trainable, model: PiLiDEnsemble, t: int, prep: Prepared) -> Pi
             add.b.copy_(sl(a.b))
     deep = None
     if model.deep is not None:
-        deep = est._build_deep(deep_width(prep), [prep.seed])
+        deep = with_pairs(est._build_deep(deep_width(prep), [prep.seed]), [prep])
+        own = deep.state_dict()
         state = {k: v[t : t + 1].detach().cpu().clone() for k, v in model.deep.state_dict().items()}
+        # a pair grid sized for the largest of the ensemble's trials: this trial's nodes
+        state = {k: v[tuple(slice(0, n) for n in own[k].shape)] for k, v in state.items()}
         deep.load_state_dict(state)
     out = PiLiDEnsemble(add, deep, 1)
     if add is not None:
@@ -371,7 +391,7 @@ def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
     T = len(ests)
     seeds = [p.seed for p in preps]
     additive = _build_additive(est0, preps, data, device) if est0._has_additive else None
-    deep = est0._build_deep(deep_width(preps[0]), seeds)  # `deep_columns`
+    deep = with_pairs(est0._build_deep(deep_width(preps[0]), seeds), preps)  # `deep_columns`
     model = PiLiDEnsemble(additive, deep, T).to(device)
     cfg = est0._train_config(T)
     if additive is not None and cfg.smoothness > 0:
@@ -443,6 +463,7 @@ def _fit_local(ests, Xs, ys, ws) -> list:
         key += (deep_width(p),)  # as many deep inputs (a one-hot feature: one per level)
         key += (p.train_weight is not None, p.weight is not None)  # weighted with weighted
         key += (resolved_smoothness(est),)  # one roughness weight per ensemble
+        key += (None if p.pairs is None else len(p.pairs),)  # as many pair terms
         groups.setdefault(key, []).append(i)
     for idx in groups.values():
         _fit_group([units[i][0] for i in idx], [units[i][1] for i in idx], device)
