@@ -194,6 +194,7 @@ class PiLiDModel(MLPModel):
     monotone_constraints: Any = MISSING  # None, {column: 1 or -1} or one of -1, 0, 1 per column
     schedule: str = MISSING  # "joint" (Algorithm 1) or "additive_first"
     smoothness: float = MISSING  # the shapes' roughness penalty (0: none, the paper's)
+    pairs: Any = MISSING  # pair terms: a whole number >= 0 (0: none, the paper's) or "auto"
 
 
 @dataclass
