@@ -1,15 +1,15 @@
 """Levers for PiLiD's library defaults, measured on the development suite (issue 31, item 2).
 
-Each *variant* is ``PiLiDRegressor`` / ``PiLiDClassifier`` with the library defaults and one or
-two changes (`VARIANTS`: more pieces, more pieces held smooth, a lower or row-scaled lam, no
-penalty on the MLP, ``schedule="additive_first"``, categories' codes instead of one-hot in the
-MLP, explicit pair terms), fitted on the tables of the development suite (`pilid.data.suite.SUITE`, R's data sets,
-none of the paper's UCI sets) exactly as ``scripts/dev_suite.py`` fits PiLiD: the same splits
-(seeds of `pilid.data.make_split`), the table as it comes, ``random_state`` = the split seed,
-one thread (`dev_suite.fit_and_score`). A variant whose value depends on the table is a *rule*
-of the training rows n (e.g. gamma = n^(1/3) / 1.5), never a value chosen per table. Results,
-one row per (variant, table, split): ``results/studies/levers.csv``; resumable (rows already
-there are skipped; the file is rewritten whole after every fit).
+Each *variant* is ``PiLiDRegressor`` / ``PiLiDClassifier`` with the library defaults and one or two
+changes (`VARIANTS`: more pieces, more pieces held smooth, a lower or row-scaled lam, no penalty on
+the MLP, ``schedule="additive_first"``, categories' codes instead of one-hot in the MLP, explicit
+pair terms), fitted on the tables of the development suite (`pilid.data.suite.SUITE`, R's data sets,
+none of the paper's UCI sets) exactly as ``scripts/dev_suite.py`` fits PiLiD: the same splits (seeds
+of `pilid.data.make_split`), the table as it comes, ``random_state`` = the split seed, one thread
+(`dev_suite.fit_and_score`). A variant whose value depends on the table is a *rule* of the training
+rows n (e.g. gamma = n^(1/3) / 1.5), never a value chosen per table. Results, one row per (variant,
+table, split): ``results/studies/levers.csv``; resumable (rows already there are skipped; the file
+is rewritten whole after every fit).
 
 The summary compares every variant with its baseline (`baseline_of`: ``defaults``, today's
 library defaults, or ``code``, the defaults before categorical features entered the deep part
