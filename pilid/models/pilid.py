@@ -308,7 +308,6 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
                 "pairs", self.pairs, "pair terms take a regression target or two classes; use 0"
             )
         rows = prep.train_idx
-        weight = None if prep.train_weight is None else prep.train_weight
         found = fast_pairs(
             prep.X[rows],
             prep.target[rows],
@@ -316,7 +315,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
             prep.knots,
             self._task,
             self.categorical_,
-            weight=weight,
+            weight=prep.train_weight,
             exclude=self._constrained(),
         )
         names = self._feature_names()

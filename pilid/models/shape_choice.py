@@ -94,7 +94,8 @@ def candidate_members(est, prep) -> list[tuple]:
     smooth_knots = None
     members, units = [], []
     pairs = getattr(est, "pairs", 0)
-    choices = candidates(est.gamma, est.smoothness, pairs if prep.pairs is not None else 0)
+    smoothness = getattr(est, "smoothness", 0.0)
+    choices = candidates(est.gamma, smoothness, pairs if prep.pairs is not None else 0)
     if pairs == "auto" and prep.pairs is None:  # no pair found (or K > 2 classes): none
         choices = [{**choice, "pairs": 0} for choice in choices]
     for choice in choices:
@@ -166,9 +167,9 @@ def validation_loss(est, prep) -> float:
 
 
 def collect(est) -> None:
-    """`Trainable._collect` of an estimator with ``smoothness="auto"``: each candidate gathers
-    its members, and the estimator takes the fitted attributes of the one with the lower
-    validation loss (the first on a tie; one that diverged only if all did), plus
+    """`Trainable._collect` of an estimator with ``smoothness="auto"`` or ``pairs="auto"``: each
+    candidate gathers its members, and the estimator takes the fitted attributes of the one with
+    the lower validation loss (the first on a tie; one that diverged only if all did), plus
     ``shape_choice_``: per candidate ``gamma``, ``smoothness``, ``pairs`` (how many pair
     terms), ``val_loss``, ``chosen``."""
     prep, members = est.__dict__.pop("_candidates")
