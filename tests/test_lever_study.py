@@ -190,6 +190,7 @@ def test_the_guide_states_the_committed_confirmation_run():
         "smooth_auto_holdout",
         "smooth_auto",
         "gamma40_smooth0.1_lam_rows",
+        "gamma40_smooth0.1_lam_rows_pairs_auto",
     }
     summary = study.summarise(levers, suite.read_results(suite.OUT))
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
@@ -381,3 +382,46 @@ def test_the_guide_states_the_committed_lam_rows_runs():
         f"mean fit {seconds[variant]:.1f} s against the defaults' {seconds['defaults']:.1f} s"
         in (guide)
     )
+
+
+def test_the_guide_and_readme_state_the_committed_pair_term_runs():
+    """The guide's paragraphs on ``pairs="auto"`` (with 40 smooth pieces and ``lam = 5 / n``)
+    against the committed rows: its wins on the screening splits, on splits 2-4 and over the
+    five, its mean rank, the per-table means it quotes against the same variant without pairs,
+    and the mean fit times; the README's ratio of fit times."""
+    study = load_script("lever_study")
+    suite = load_script("dev_suite")
+    levers = pd.read_csv(study.OUT)
+    peers = suite.read_results(suite.OUT)
+    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    variant, without = "gamma40_smooth0.1_lam_rows_pairs_auto", "gamma40_smooth0.1_lam_rows"
+    screen = _counts(study.summarise(study.on_splits(levers, study.SCREEN_SPLITS), peers), variant)
+    assert f"better than the defaults on {screen[0]} tables and than EBM on {screen[1]}" in guide
+    confirm = study.summarise(study.on_splits(levers, (2, 3, 4)), peers)
+    (base, ebm), (base_without, ebm_without) = (_counts(confirm, v) for v in (variant, without))
+    assert (
+        f"it beats the defaults on {base} tables and EBM on {ebm} (without pairs: "
+        f"{base_without} and {ebm_without})" in guide
+    )
+    every_split = study.summarise(study.on_splits(levers, (0, 1, 2, 3, 4)), peers)
+    base, ebm = _counts(every_split, variant)
+    assert _counts(every_split, without) == (base, ebm)  # "the same counts ... as without"
+    assert f"over all five splits it beats the defaults on {base} tables and EBM on {ebm}" in guide
+    rank, rank_without = (_ranks_with(suite, levers, peers, v) for v in (variant, without))
+    assert rank.round(2).equals(rank_without.round(2))
+    assert (
+        f"mean rank of {rank['pilid']:.2f} against EBM's {rank['ebm']:.2f} and LightGBM's "
+        f"{rank['lightgbm']:.2f}" in guide
+    )
+    every = study.on_splits(levers, (0, 1, 2, 3, 4))
+    means = every.groupby(["variant", "table"])["value"].mean()
+    for table in ("hotel_rates", "computers", "wage", "mlc_churn", "hmda", "ames", "attrition"):
+        assert f"{means[without, table]:.4f} to {means[variant, table]:.4f}" in guide or (
+            f"{means[without, table]:.4f} -> {means[variant, table]:.4f}" in guide
+        ), table
+    for table in ("caravan", "chile", "cps1988", "default", "slid"):  # no pairs kept
+        assert means[without, table] == pytest.approx(means[variant, table], abs=5e-5), table
+    seconds = every.groupby("variant")["fit_seconds"].mean()
+    assert f"The mean fit is {seconds[variant]:.1f} s against {seconds[without]:.1f} s" in guide
+    assert f"at {seconds[variant] / seconds[without]:.1f} times the fit time" in readme
