@@ -112,6 +112,12 @@ class Knots:
         return np.array([max(len(p) - 1, 1) for p in self.points], dtype=np.int64)
 
     @property
+    def starts(self) -> np.ndarray:
+        """The first Phi column of each feature (Phi's columns are grouped by feature)."""
+        pieces = self.n_pieces
+        return np.concatenate([[0], np.cumsum(pieces)[:-1]]).astype(np.int64)
+
+    @property
     def n_columns(self) -> int:
         """Number of columns of Phi (the pieces of all features)."""
         return int(self.n_pieces.sum())
@@ -323,8 +329,7 @@ def compact_layout(knots: Knots, device=None, dtype=torch.float32):
     pts = np.full((m, K), np.inf)
     for j, p in enumerate(knots.points):
         pts[j, : len(p)] = p
-    pieces = knots.n_pieces
-    starts = np.concatenate([[0], np.cumsum(pieces)[:-1]])
+    pieces, starts = knots.n_pieces, knots.starts
     _, lo, inv = knots.layout()
     return (
         torch.as_tensor(pts, dtype=torch.float64, device=device),

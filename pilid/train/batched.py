@@ -112,7 +112,7 @@ def with_pairs(deep, preps: list[Prepared]):
     if preps[0].pairs is None:
         return deep
     pieces = np.stack([p.knots.n_pieces for p in preps])
-    starts = np.concatenate([np.zeros((len(preps), 1), np.int64), np.cumsum(pieces, 1)[:, :-1]], 1)
+    starts = np.stack([p.knots.starts for p in preps])
     coarse = np.stack([coarse_pieces(p.knots.n_pieces, p.knots.categorical) for p in preps])
     pairs = np.stack([np.asarray(p.pairs, dtype=np.int64).reshape(-1, 2) for p in preps])
     return DeepWithPairs(deep, PairTerms(pairs, starts, pieces, coarse))
