@@ -2,7 +2,8 @@
 
 The roughness is checked against a loop over the pieces written here, its mask against the
 knots (no pair across features or between categories), and its effect on data with a known
-smooth truth: with many pieces the penalised shape is smoother and closer to the truth.
+smooth truth: with many pieces the penalised shape is smoother and closer to the truth. The
+purification moves the MLP's main effect into the shapes by the same penalised least squares.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import torch
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
-from pilid.nn.additive import AdditiveEnsemble, difference_penalty, ridge_solve
-from pilid.nn.piecewise import fit_knots
+from pilid.nn.additive import LSTSQ_RIDGE, AdditiveEnsemble, difference_penalty, ridge_solve
+from pilid.nn.piecewise import fit_knots, phi_numpy
 from pilid.train.batched import Prepared, neighbour_pieces
 
 SMALL = dict(hidden_layers=None, n_bags=1, random_state=0, device="cpu")
@@ -116,6 +117,36 @@ def test_penalised_start_is_the_penalised_least_squares_and_weights_are_repeats(
     weights = torch.as_tensor(repeat[None], dtype=torch.float32)
     w_wt, _ = ridge_solve(phi, y, ridge=0.0, roughness=R, weights=weights)
     np.testing.assert_allclose(w_wt.numpy(), w_rep.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_purification_moves_the_deep_main_effect_by_the_penalised_least_squares():
+    rng = np.random.default_rng(5)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    y = np.sin(3 * X[:, 0]) + X[:, 0] * X[:, 1] + 0.1 * rng.normal(size=300)
+    kw = dict(gamma=12, smoothness=1.0, hidden_layers=(16,), epochs=10, patience=None, lam=1e-5)
+    kw.update(n_bags=1, random_state=0, device="cpu")
+    raw = PiLiDRegressor(purify=False, **kw).fit(X, y)
+    pur = PiLiDRegressor(purify=True, **kw).fit(X, y)
+    np.testing.assert_allclose(pur.predict(X), raw.predict(X), atol=1e-4)
+    _, shapes_raw, deep_raw = raw.decompose(X)
+    _, shapes_pur, _ = pur.decompose(X)
+    moved = (shapes_pur - shapes_raw).sum(1)
+
+    # independently: minimise mean (deep - c - phi w)^2 + 1.0 sum_k (w_{k+1} - w_k)^2 over
+    # the neighbouring pieces of each feature (and the solver's relative ridge)
+    phi = phi_numpy(X, pur.knots_)
+    feature = np.repeat(np.arange(2), pur.knots_.n_pieces)
+    D = np.zeros((len(feature) - 1, len(feature)))
+    for k in np.flatnonzero(feature[1:] == feature[:-1]):
+        D[k, k], D[k, k + 1] = -1.0, 1.0
+    A, d = phi - phi.mean(0), deep_raw - deep_raw.mean()
+    gram = A.T @ A
+    ridge = LSTSQ_RIDGE * np.diag(gram).mean() * np.eye(len(feature))
+    w = np.linalg.solve(gram + len(X) * 1.0 * D.T @ D + ridge, A.T @ d)
+    expected = A @ w
+    np.testing.assert_allclose(moved - moved.mean(), expected, atol=2e-3 * np.std(expected))
+    unpenalised = A @ np.linalg.lstsq(A, d, rcond=None)[0]
+    assert np.abs(unpenalised - expected).max() > 0.05 * np.std(expected)  # the penalty tells
 
 
 def test_smoothness_with_missing_values_and_sample_weights():

@@ -54,9 +54,9 @@ __all__ = [
 #: the paper's six layers on all four sets and at N=20,000; lam=1e-3 beat 1e-5 on three of four;
 #: 16 members beat 8 and 4 on all four and cost about one single model with the paper's MLP.
 #: 40 pieces held smooth (``gamma=40, smoothness=0.1``) beat these on most tables of issue 31's
-#: development suite (``scripts/lever_study.py``) but lost shape fidelity at N=2,000 and R^2 on
-#: diabetes (``scripts/bands_coverage.py``, ``scripts/choose_defaults.py``: candidate
-#: ``library_smooth40``), so it is not a default.
+#: development suite (``scripts/lever_study.py``) but lose R^2 on diabetes and a little shape
+#: fidelity at N=2,000 (``scripts/choose_defaults.py``, ``scripts/bands_coverage.py``: candidate
+#: ``library_smooth40``), and miss issue 31's goals, so they are not a default.
 LIBRARY_DEFAULTS = {
     "gamma": "auto",
     "knots": "quantile",

@@ -11,7 +11,9 @@ effect into the additive part after training, in the generalised functional-ANOV
 (Hooker 2007): the deep output on the training rows is projected (least squares, centred) onto
 the span of Phi, i.e. onto the additive piecewise-linear functions; the projection is added to
 the additive part and subtracted from the deep part. The model's output is unchanged; the
-purified deep part has no piecewise-linear main effect left on the training data. With monotone
+purified deep part has no piecewise-linear main effect left on the training data. With PiLiD's
+``smoothness`` the projection carries the same roughness penalty (a penalised least squares), so
+the moved main effect is as smooth as the shapes are held. With monotone
 constraints (`pilid.nn.additive.AdditiveEnsemble`'s ``sign``) the projection uses the Phi columns
 of the unconstrained features alone: a constrained feature's shape never takes a shift (which
 could break its monotonicity); the deep part does not see such a feature anyway (the estimators
@@ -93,7 +95,9 @@ class PiLiDEnsemble(nn.Module):
         return terms, deep
 
     @torch.no_grad()
-    def purify_(self, x: torch.Tensor, phi, chunk: int = 8192, weights=None) -> None:
+    def purify_(
+        self, x: torch.Tensor, phi, chunk: int = 8192, weights=None, roughness=None
+    ) -> None:
         """Move the deep part's main effect into the additive part (generalised fANOVA).
 
         Projects the deep output on the rows `x` (T, n, m) (compact Phi `phi`, each (T, n, m))
@@ -103,6 +107,10 @@ class PiLiDEnsemble(nn.Module):
         features with missing values join Phi in the projection (their share goes to
         `shift_nan`), so the deep part keeps no main effect of missingness either. `weights`
         (T, n; sample weights, None: unweighted) makes the projection a weighted least squares.
+        `roughness` (T, P, P; `pilid.nn.additive.difference_penalty`, None: none) makes it the
+        penalised least squares of PiLiD's ``smoothness`` term, so that the moved main effect is
+        as smooth as training holds the shapes: without it, many pieces would pass the noise of
+        the MLP's main effect (and of the interactions' sample projection) into the shapes.
         """
         if self.additive is None or self.deep is None:
             return
@@ -139,13 +147,20 @@ class PiLiDEnsemble(nn.Module):
                 free = torch.nonzero(free).flatten()
                 w = torch.zeros(1, dense.shape[1], dtype=dense.dtype, device=dense.device)
                 if len(free):
-                    w_free, c = ridge_solve(dense[None][:, :, free], deep[t : t + 1], weights=rows)
+                    pen = None
+                    if roughness is not None:  # the penalty of the free pieces among them
+                        kept = free[free < P]
+                        pen = roughness[t : t + 1][:, kept][:, :, kept]
+                    w_free, c = ridge_solve(
+                        dense[None][:, :, free], deep[t : t + 1], weights=rows, roughness=pen
+                    )
                     w = w.index_copy(1, free, w_free)
                 else:  # every feature constrained: the deep part's (weighted) mean alone
                     r = torch.ones_like(deep[t : t + 1]) if rows is None else rows
                     c = (deep[t : t + 1] * r).sum(1) / r.sum(1)
             else:
-                w, c = ridge_solve(dense[None], deep[t : t + 1], weights=rows)
+                pen = None if roughness is None else roughness[t : t + 1]
+                w, c = ridge_solve(dense[None], deep[t : t + 1], weights=rows, roughness=pen)
             self.shift_w[t] += w[0, :P] * self.additive.mask[t]
             self.shift_c[t] += c[0]
             if lacking is not None and w.shape[1] > P:

@@ -405,7 +405,10 @@ def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
         final, data.y, result.train_loss, result.n_epochs, est0._task, cfg.classes, data.w
     )
     if getattr(est0, "purify", False) and additive is not None and deep is not None:
-        model.purify_(data.x, data.phi, weights=data.w)
+        roughness = None  # PiLiD's smoothness: the moved main effects held as smooth
+        if cfg.smoothness > 0 and cfg.neighbours is not None:
+            roughness = difference_penalty(cfg.neighbours, cfg.smoothness)
+        model.purify_(data.x, data.phi, weights=data.w, roughness=roughness)
     for t, (est, prep) in enumerate(zip(ests, preps)):
         est.diverged_ = diverged[t]
         ne = int(result.n_epochs[t])  # the ensemble may run on after this trial finished
