@@ -1,7 +1,8 @@
 """Explicit pair terms (PiLiD's ``pairs``; `pilid.nn.pairs`, `pilid.models.pair_choice`).
 
 A pair term equals the bilinear interpolation of its grid (scipy's `RegularGridInterpolator`),
-also on a coarse grid; FAST ranks a true interaction first beside a stronger main effect; a pair
+also on a coarse grid; FAST ranks a true interaction first beside a stronger main effect, and the
+pairs are its two rankings (on the main effects' residuals, on the target) in turn; a pair
 term recovers an interaction the additive part cannot; trials of one batch keep their own pairs
 and points; constrained features, K > 2 classes and bad values behave as documented.
 """
@@ -16,7 +17,7 @@ from sklearn.base import clone
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
-from pilid.models.pair_choice import AUTO_PAIRS, fast_pairs
+from pilid.models.pair_choice import AUTO_PAIRS, fast_pairs, main_effect_scores
 from pilid.nn.pairs import PAIR_PIECES, PairTerms, coarse_pieces
 from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact
 from pilid.train import fit_batched
@@ -81,6 +82,32 @@ def test_fast_ranks_the_interacting_pair_first_beside_a_stronger_main_effect(tas
     assert found[0].tolist() == [0, 1]
     excluded = fast_pairs(X, target, 10, knots, task, np.zeros(4, dtype=bool), exclude=[1, 0, 0, 0])
     assert len(excluded) == 3 and 0 not in excluded  # the pairs of x1, x2, x3 alone
+
+
+def test_the_pairs_take_the_residual_and_the_target_ranking_in_turn():
+    from interpret.utils import measure_interactions
+
+    X, y = _interaction(2000, main=3.0)
+    X[:, 3] = 3 * X[:, 3]  # a fourth feature
+    target = (X[:, 2] + X[:, 3] + 0.5 * X[:, 2] * X[:, 3] + 2 * X[:, 0] * X[:, 1] > 0).astype(int)
+    categorical = np.zeros(4, dtype=bool)
+    knots = fit_knots(X, 5, "quantile", categorical)
+    pairs = [(a, b) for a in range(4) for b in range(a + 1, 4)]
+
+    def order(init):  # InterpretML's FAST gains, the largest first
+        gains = measure_interactions(X, target, interactions=pairs, init_score=init)
+        return [tuple(sorted(p)) for p, _ in sorted(gains, key=lambda pg: -pg[1])]
+
+    residual = order(main_effect_scores(X, target, knots, "classification"))
+    raw = order(None)
+    expected = []
+    for pair in [p for two in zip(residual, raw) for p in two]:
+        if pair not in expected:
+            expected.append(pair)
+    found = fast_pairs(X, target, 4, knots, "classification", categorical)
+    assert [tuple(p) for p in found.tolist()] == expected[:4]
+    assert found[0].tolist() == [0, 1] and residual[0] == (0, 1)  # the interaction, first
+    assert raw[0] == (2, 3) and (2, 3) in expected[:4]  # the strong features' pair, second
 
 
 def test_a_pair_term_recovers_an_interaction_the_additive_part_cannot():
