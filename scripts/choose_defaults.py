@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from lever_study import lam_rule, smooth_rule  # noqa: E402 - scripts/ is on sys.path as a script
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import KFold, StratifiedKFold
@@ -45,6 +46,16 @@ CANDIDATES = {
     "library_smooth40": {**LIBRARY_DEFAULTS, "gamma": 40, "smoothness": 0.1},
     # the library's pieces or 40 smooth ones by inner validation (pilid.models.shape_choice)
     "library_smooth_auto": {**LIBRARY_DEFAULTS, "smoothness": "auto"},
+    # 40 pieces with the smoothness a rule of the training rows n (500 / n: the rule whose
+    # shapes kept issue 31's fidelity floor, scripts/bands_coverage.py), and the MLP's lam as
+    # well (5 / n, the suite's lever)
+    "library_smooth40_rows": {**LIBRARY_DEFAULTS, "gamma": 40, "smoothness": smooth_rule(500.0)},
+    "library_smooth40_rows_lam_rows": {
+        **LIBRARY_DEFAULTS,
+        "gamma": 40,
+        "smoothness": smooth_rule(500.0),
+        "lam": lam_rule(5.0),
+    },
     "additive_gamma1": {"gamma": 1, "hidden_layers": None},  # PiLiD's linear model, no MLP
     "quantile": {"knots": "quantile"},
     "quantile_small": {"knots": "quantile", "hidden_layers": SMALL},
@@ -111,12 +122,17 @@ def datasets(n_synthetic: int, sets=SETS):
         yield f"synthetic_{generator}{suffix}", task, X, data.y
 
 
-def build(name: str, task: str, seed: int):
+def build(name: str, task: str, seed: int, n_train: int):
+    """Candidate ``name`` for ``task``; a parameter that is a rule of the training rows (a
+    function of ``n_train``, `lever_study.smooth_rule`) gets its value."""
     if name == "linear":
         if task == "regression":
             return LinearRegression()
         return make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000))
-    params = dict(CANDIDATES[name])
+    params = {
+        key: value(n_train)[key] if callable(value) else value
+        for key, value in CANDIDATES[name].items()
+    }
     if params.pop("cv", False):
         cls = PiLiDRegressorCV if task == "regression" else PiLiDClassifierCV
         networks = params.pop("networks", None)
@@ -154,7 +170,7 @@ def main() -> None:
             Xtr, Xte = (X[train] - mean) / std, (X[test] - mean) / std
             for name in names:
                 started = time.perf_counter()
-                estimator = build(name, task, seed=fold).fit(Xtr, y[train])
+                estimator = build(name, task, seed=fold, n_train=len(train)).fit(Xtr, y[train])
                 value = test_score(estimator, task, Xte, y[test])
                 seconds = time.perf_counter() - started
                 chosen = getattr(estimator, "best_params_", None)
