@@ -13,7 +13,8 @@ the span of Phi, i.e. onto the additive piecewise-linear functions; the projecti
 the additive part and subtracted from the deep part. The model's output is unchanged; the
 purified deep part has no piecewise-linear main effect left on the training data. With PiLiD's
 ``smoothness`` the projection carries the same roughness penalty (a penalised least squares), so
-the moved main effect is as smooth as the shapes are held. With monotone
+the moved main effect is as smooth as the shapes are held, and the deep part keeps only the
+remainder that is rougher than the penalty lets a shape be. With monotone
 constraints (`pilid.nn.additive.AdditiveEnsemble`'s ``sign``) the projection uses the Phi columns
 of the unconstrained features alone: a constrained feature's shape never takes a shift (which
 could break its monotonicity); the deep part does not see such a feature anyway (the estimators
@@ -126,7 +127,7 @@ class PiLiDEnsemble(nn.Module):
             ],
             dim=1,
         )
-        # Remove the part already moved (purifying twice is a no-op).
+        # Remove the part already moved (without a roughness penalty purifying twice is a no-op).
         deep = deep - piecewise_terms(self.shift_w, self.additive.starts, col, frac).sum(2)
         deep = deep - self.shift_c[:, None]
         shift_nan = getattr(self, "shift_nan", None)
