@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from lever_study import smooth_rule  # noqa: E402 - scripts/ is on sys.path when run as a script
+from lever_study import lam_rule, smooth_rule  # noqa: E402 - scripts/ is on sys.path when run as a script
 from sklearn.model_selection import train_test_split
 
 from pilid import PiLiDRegressor
@@ -45,6 +45,15 @@ DEFAULTS = {
     "library_smooth40": {**LIBRARY_DEFAULTS, "gamma": 40, "smoothness": 0.1},
     "library_smooth40_rows": {**LIBRARY_DEFAULTS, "gamma": 40, "smoothness": smooth_rule(500.0)},
     "library_smooth_auto": {**LIBRARY_DEFAULTS, "smoothness": "auto"},
+    # and with the MLP's lam a rule of n (`lever_study.lam_rule`: 5 / n) and pair terms chosen by
+    # inner validation (the development suite's ``gamma40_smooth_rows_lam_rows_pairs_auto``)
+    "library_smooth40_rows_lam_rows_pairs_auto": {
+        **LIBRARY_DEFAULTS,
+        "gamma": 40,
+        "smoothness": smooth_rule(500.0),
+        "lam": lam_rule(5.0),
+        "pairs": "auto",
+    },
 }
 
 

@@ -127,6 +127,12 @@ VARIANTS = {
         {"gamma": 40, "smoothness": 0.1, "pairs": "auto"},
         lam_rule(5.0),
     ),
+    # the same with the smoothness a rule of the rows (500 / n), whose shapes keep issue 31's
+    # fidelity floor once the purification carries the penalty (scripts/bands_coverage.py)
+    "gamma40_smooth_rows_lam_rows_pairs_auto": (
+        {"gamma": 40, "pairs": "auto"},
+        lambda n: {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)},
+    ),
 }
 
 
