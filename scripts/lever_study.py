@@ -20,9 +20,15 @@ reduced run: 2 of the suite's 5 splits, and the summary says so); the best of th
 confirmed on splits 2-4, which took no part in the choice (``--splits 2 3 4``); the summary
 shows the cells that have every split asked for.
 
+``--uci`` fits the variants on the paper's four UCI sets instead, on the split seeds of
+``scripts/uci_new_splits.py`` (100-102, none of the paper's trials), beside its EBM and LightGBM
+rows (``results/studies/levers_uci.csv``): issue 31's goal 3 for a variant. Nothing is chosen
+there.
+
     OMP_NUM_THREADS=1 python scripts/lever_study.py --variants defaults gamma20 --splits 0 1
     python scripts/lever_study.py --summary-only                  # the screening (splits 0, 1)
     python scripts/lever_study.py --summary-only --splits 2 3 4   # the confirmation
+    PILID_DATA_DIR=../shared/data/uci python scripts/lever_study.py --uci --variants defaults
 """
 
 from __future__ import annotations
@@ -36,12 +42,15 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import dev_suite  # noqa: E402  (a script beside this one: the suite's fit and score)
+import uci_new_splits  # noqa: E402  (the UCI sets' new splits and their peers' CSV)
 
 from pilid.data.suite import SUITE, load_suite_table  # noqa: E402
 from pilid.tasks import LOWER_IS_BETTER  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "results" / "studies" / "levers.csv"
+#: ``--uci``: the variants on the paper's UCI sets, on ``scripts/uci_new_splits.py``'s splits.
+OUT_UCI = REPO / "results" / "studies" / "levers_uci.csv"
 KEY = ["variant", "table", "split"]
 COLUMNS = [*KEY, "task", "metric", "value", "fit_seconds", "n_train", "n_test"]
 SCREEN_SPLITS = (0, 1)
@@ -134,6 +143,13 @@ VARIANTS = {
         lambda n: {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)},
     ),
 }
+
+
+def load_uci(name: str, data_dir=None):
+    """UCI set ``name`` as ``scripts/uci_new_splits.py`` loads it (LightGBM-safe names)."""
+    from pilid.data import load_dataset
+
+    return uci_new_splits.plain_names(load_dataset(name, data_dir=data_dir))
 
 
 def make_variant(variant: str, task: str, seed: int, n_train: int):
@@ -258,12 +274,35 @@ def main(argv=None) -> int:
     """Run the missing (variant, table, split) cells, then print the summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
-    parser.add_argument("--tables", nargs="+", default=list(SUITE), choices=list(SUITE))
-    parser.add_argument("--splits", nargs="+", type=int, default=list(SCREEN_SPLITS))
-    parser.add_argument("--out", type=Path, default=OUT)
-    parser.add_argument("--suite", type=Path, default=dev_suite.OUT, help="dev_suite.csv")
+    parser.add_argument("--tables", nargs="+", choices=[*SUITE, *uci_new_splits.TABLES])
+    parser.add_argument("--splits", nargs="+", type=int)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--suite", type=Path, help="the peers' CSV (dev_suite.csv)")
     parser.add_argument("--summary-only", action="store_true", help="print the CSV's summary")
+    parser.add_argument(
+        "--uci",
+        action="store_true",
+        help="the paper's UCI sets on the splits of scripts/uci_new_splits.py (no choice is "
+        "made there: issue 31's goal 3 for a variant); rows in levers_uci.csv",
+    )
+    parser.add_argument("--data-dir", default=None, help="the UCI files (default: $PILID_DATA_DIR)")
     args = parser.parse_args(argv)
+    uci = args.uci
+    args.tables = args.tables or list(uci_new_splits.TABLES if uci else SUITE)
+    args.splits = args.splits or list(uci_new_splits.SPLITS if uci else SCREEN_SPLITS)
+    args.out = args.out or (OUT_UCI if uci else OUT)
+    args.suite = args.suite or (uci_new_splits.OUT if uci else dev_suite.OUT)
+    wrong = sorted(set(args.tables) - set(uci_new_splits.TABLES if uci else SUITE))
+    if wrong and uci:
+        parser.error(
+            f"--tables {' '.join(wrong)}: not a UCI set; with --uci use "
+            f"{' '.join(uci_new_splits.TABLES)}, or drop --uci for the development suite"
+        )
+    if wrong:
+        parser.error(f"--tables {' '.join(wrong)}: a UCI set of the paper; add --uci")
+    paper = sorted(s for s in args.splits if 0 <= s < 20) if uci else []
+    if paper:
+        parser.error(f"split seeds {paper} are the paper's trials (0-19); use seeds from 20 up")
     levers = pd.read_csv(args.out) if args.out.is_file() else pd.DataFrame(columns=COLUMNS)
     done = set(zip(levers["variant"], levers["table"], levers["split"].astype(int)))
     todo = [  # table by table: an interrupted run has every variant on the tables it reached
@@ -276,7 +315,7 @@ def main(argv=None) -> int:
     datasets: dict = {}
     for variant, table, seed in tqdm(todo, desc="levers", unit="fit", file=sys.stderr):
         if table not in datasets:
-            datasets = {table: load_suite_table(table)}
+            datasets = {table: load_uci(table, args.data_dir) if uci else load_suite_table(table)}
         new = pd.DataFrame([run_one(datasets[table], seed, variant)], columns=COLUMNS)
         levers = new if levers.empty else pd.concat([levers, new], ignore_index=True)
         order = {name: i for i, name in enumerate(VARIANTS)}

