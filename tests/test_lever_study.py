@@ -228,6 +228,7 @@ def test_the_guide_states_the_committed_confirmation_run():
         "smooth_auto",
         "gamma40_smooth0.1_lam_rows",
         "gamma40_smooth0.1_lam_rows_pairs_auto",
+        "gamma40_smooth0.1_lam_rows_pairs_auto_both",
     }
     summary = study.summarise(levers, suite.read_results(suite.OUT))
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
@@ -490,3 +491,67 @@ def test_the_guide_states_the_committed_pair_ranking_runs():
     assert f"against EBM's {ebm_caravan[ebm_caravan.split < 2].value.mean():.4f}" in guide
     seconds = screen.groupby("variant")["fit_seconds"].mean()
     assert f"The mean fit is {seconds[both]:.1f} s against {seconds[residual]:.1f} s" in guide
+    # the confirmation on splits 2-4 and all five splits, and the mean ranks
+    levers, peers = pd.read_csv(study.OUT), suite.read_results(suite.OUT)
+    confirm = study.summarise(study.on_splits(levers, (2, 3, 4)), peers)
+    (base, ebm), (base_r, ebm_r) = _counts(confirm, both), _counts(confirm, residual)
+    assert (
+        f"it beats the defaults on {base} tables and EBM on {ebm} (residual ranking alone: "
+        f"{base_r} and {ebm_r})" in guide
+    )
+    every = study.on_splits(levers, (0, 1, 2, 3, 4))
+    base, ebm = _counts(study.summarise(every, peers), both)
+    assert f"beats the defaults on {base} tables and EBM on {ebm}, two thirds" in guide
+    assert ebm == "8 of 12"  # two thirds: the sentence says so
+    rank, rank_r = (_ranks_with(suite, levers, peers, v) for v in (both, residual))
+    assert rank.idxmin() == "pilid"  # "the best of the three"
+    assert (
+        f"mean rank of {rank['pilid']:.2f} against EBM's {rank['ebm']:.2f} and LightGBM's "
+        f"{rank['lightgbm']:.2f}, the best of the three (residual ranking alone: "
+        f"{_counts(study.summarise(every, peers), residual)[1]}, rank {rank_r['pilid']:.2f} "
+        f"against EBM's {rank_r['ebm']:.2f})" in guide
+    )
+    means = every.groupby(["variant", "table"])["value"].mean()
+    ebm_means = peers[peers["model"] == "ebm"].groupby("table")["value"].mean()
+    for table in ("caravan", "attrition"):
+        quoted = f"from {means[residual, table]:.4f} to {means[both, table]:.4f} (EBM "
+        assert quoted + f"{ebm_means[table]:.4f})" in guide, table
+    assert f"(AUC {means[both, 'default']:.5f} against EBM's {ebm_means['default']:.5f})" in guide
+    fit = every.groupby("variant")["fit_seconds"].mean()[both]
+    assert f"mean fit over the five splits is {fit:.1f} s" in guide
+
+
+def test_the_readme_and_guide_state_the_committed_pair_ranking_and_fidelity_runs():
+    """The README's sentences on FAST's two rankings (wins and ranks over the five splits) and
+    the README's and guide's shape fidelities of the smooth candidates (bag of 16) against
+    ``results/studies/bands_coverage.csv``."""
+    study = load_script("lever_study")
+    suite = load_script("dev_suite")
+    levers, peers = pd.read_csv(study.OUT), suite.read_results(suite.OUT)
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    both = "gamma40_smooth0.1_lam_rows_pairs_auto_both"
+    every = study.on_splits(levers, (0, 1, 2, 3, 4))
+    _, ebm = _counts(study.summarise(every, peers), both)
+    rank = _ranks_with(suite, levers, peers, both)
+    assert (
+        f"turns caravan and attrition: {ebm} over the five splits, with a mean rank of "
+        f"{rank['pilid']:.2f} against EBM's {rank['ebm']:.2f} and LightGBM's "
+        f"{rank['lightgbm']:.2f}" in readme
+    )
+    bands = pd.read_csv(REPO / "results" / "studies" / "bands_coverage.csv")
+    bag = bands[bands["n_bags"] == 16].groupby(["defaults", "N"])["fidelity"].mean()
+    floor = bag["library", 2000]
+    smooth = bag["library_smooth40", 2000]
+    assert f"from 0.9170 to {smooth:.4f} at N=2,000 (bag of 16; the floor is {floor:.4f})" in readme
+    best = "library_smooth40_rows_lam_rows_pairs_auto"
+    assert f"it is {bag[best, 2000]:.4f} and {bag[best, 10000]:.4f} at N=10,000" in readme
+    assert bag[best, 2000] > floor and bag[best, 10000] > bag["library", 10000]
+    assert (
+        f"library_smooth40 --bags 16`): {smooth:.4f} against {floor:.4f} at N=2,000 and "
+        f"{bag['library_smooth40', 10000]:.4f} against {bag['library', 10000]:.4f}" in guide
+    )
+    rows = "library_smooth40_rows"
+    assert f"now gives {bag[rows, 2000]:.4f} at N=2,000 and {bag[rows, 10000]:.4f}" in guide
+    auto = "library_smooth_auto"
+    assert f"{bag[auto, 2000]:.4f} at N=2,000 and {bag[auto, 10000]:.4f} at N=10,000" in guide
