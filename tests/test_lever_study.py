@@ -5,13 +5,13 @@ with ``--uci`` it fits what uci_new_splits.py fits and refuses the paper's split
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 from _scripts import load_script  # tests/_scripts.py
+from _uci import uci_dir  # tests/_uci.py
 
 from pilid.data import load_dataset
 from pilid.tasks import LOWER_IS_BETTER
@@ -129,9 +129,7 @@ def test_uci_runs_refuse_the_papers_seeds_and_tables_of_the_other_kind(tmp_path,
 
 @pytest.mark.uci
 def test_a_uci_run_fits_what_uci_new_splits_fits(tmp_path):
-    root = os.environ.get("PILID_DATA_DIR")
-    if not root or not (Path(root).expanduser() / "skillcraft").is_dir():
-        pytest.skip("set PILID_DATA_DIR to the UCI files (../shared/data/uci) for data=skill")
+    root = str(uci_dir())
     study = load_script("lever_study")
     suite = load_script("dev_suite")
     uci = load_script("uci_new_splits")

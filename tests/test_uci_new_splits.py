@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from _scripts import load_script  # tests/_scripts.py
+from _uci import uci_dir  # tests/_uci.py
 from sklearn.metrics import roc_auc_score
 
 from pilid.data import load_dataset, make_split
@@ -43,9 +44,7 @@ def test_a_split_seed_of_the_papers_trials_is_refused_in_one_line(tmp_path):
 
 @pytest.mark.uci
 def test_a_cell_scores_what_the_model_fitted_by_hand_on_that_split_scores(tmp_path):
-    root = os.environ.get("PILID_DATA_DIR")
-    if not root or not (Path(root).expanduser() / "skillcraft").is_dir():
-        pytest.skip("set PILID_DATA_DIR to the UCI files (../shared/data/uci) for data=skill")
+    root = str(uci_dir())
     out = tmp_path / "uci.csv"
     result = _run("--tables", "skill", "--models", "lightgbm", "--splits", "100", "--out", out)
     assert result.returncode == 0, result.stderr[-2000:]

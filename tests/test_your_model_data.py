@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _uci import uci_dir  # tests/_uci.py
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
@@ -82,16 +83,9 @@ def _one_line(args: list[str], match: str) -> str:
 
 
 # -- a model of the user's own ------------------------------------------------------------------
-def _uci_dir() -> Path:
-    root = os.environ.get("PILID_DATA_DIR")
-    if not root or not (Path(root).expanduser() / "skillcraft").is_dir():
-        pytest.skip("set PILID_DATA_DIR to the UCI files (../shared/data/uci) for data=skill")
-    return Path(root).expanduser()
-
-
 @pytest.mark.uci
 def test_a_model_yaml_outside_the_repository_runs_on_skill_like_a_built_in(tmp_path):
-    data_dir = _uci_dir()
+    data_dir = uci_dir()
     conf = _user_dir(tmp_path, {"model/hgb.yaml": HGB})
     results = tmp_path / "results"
     args = ["pilid.run", f"--config-dir={conf}", "model=hgb", "data=skill", "trials=2"]
