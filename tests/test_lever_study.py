@@ -127,6 +127,27 @@ def test_uci_runs_refuse_the_papers_seeds_and_tables_of_the_other_kind(tmp_path,
     assert not out.exists()  # nothing fitted, nothing written
 
 
+def test_a_uci_summary_takes_uci_new_splits_pilid_rows_as_the_defaults(tmp_path, capsys):
+    study = load_script("lever_study")
+    variant = "gamma40_smooth_rows_lam_rows_pairs_auto"
+    base = dict(task="regression", metric="mse", fit_seconds=1.0, n_train=8, n_test=2)
+    mine = [dict(variant=variant, table="bike", split=s, value=v, **base) for s, v in [(100, 0.05)]]
+    peers = [
+        dict(table="bike", split=100, model=m, value=v, **base)
+        for m, v in [("pilid", 0.06), ("ebm", 0.04), ("lightgbm", 0.07)]
+    ]
+    out, suite = tmp_path / "levers_uci.csv", tmp_path / "uci.csv"
+    pd.DataFrame(mine).to_csv(out, index=False)
+    pd.DataFrame(peers).to_csv(suite, index=False)
+    args = ["--uci", "--tables", "bike", "--splits", "100", "--summary-only"]
+    assert study.main([*args, "--out", str(out), "--suite", str(suite)]) == 0
+    printed = capsys.readouterr().out
+    assert "UCI sets, new splits [100]; a reduced run" in printed
+    # 0.05 beats the defaults' 0.06 and loses to EBM's 0.04
+    assert f"{variant} beats defaults on 1 of 1 tables, EBM on 0 of 1" in printed
+    assert len(pd.read_csv(out)) == 1  # the defaults' rows are read, not written
+
+
 @pytest.mark.uci
 def test_a_uci_run_fits_what_uci_new_splits_fits(tmp_path):
     root = str(uci_dir())
@@ -553,3 +574,44 @@ def test_the_readme_and_guide_state_the_committed_pair_ranking_and_fidelity_runs
     assert f"now gives {bag[rows, 2000]:.4f} at N=2,000 and {bag[rows, 10000]:.4f}" in guide
     auto = "library_smooth_auto"
     assert f"{bag[auto, 2000]:.4f} at N=2,000 and {bag[auto, 10000]:.4f} at N=10,000" in guide
+
+
+def test_the_guide_states_the_committed_uci_runs_of_the_candidate():
+    """The guide's paragraph on the candidate on the UCI sets' new splits against
+    ``results/studies/levers_uci.csv`` and ``uci_new_splits.csv``: each set's mean beside the
+    defaults' and EBM's, the wins, and the fit seconds against EBM's."""
+    study = load_script("lever_study")
+    uci = load_script("uci_new_splits")
+    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    variant = "gamma40_smooth_rows_lam_rows_pairs_auto"
+    rows = pd.read_csv(study.OUT_UCI)
+    rows = rows[rows["variant"] == variant]
+    assert sorted(rows["table"].unique()) == sorted(uci.TABLES)
+    assert set(rows["split"]) == set(uci.SPLITS)
+    peers = pd.read_csv(uci.OUT)
+    peer = peers.groupby(["table", "model"])["value"].mean()
+    mine = rows.groupby("table")["value"].mean()
+    metric = rows.groupby("table")["metric"].first()
+
+    def better(table, model):
+        theirs = peer[table, model]
+        return mine[table] < theirs if LOWER_IS_BETTER[metric[table]] else mine[table] > theirs
+
+    assert [t for t in uci.TABLES if better(t, "ebm")] == ["bike", "skill"]  # 2 of 4
+    assert all(better(t, "pilid") for t in uci.TABLES)  # "it beats the defaults on all four"
+    assert (
+        f"bike MSE {mine['bike']:.4f} (the defaults {peer['bike', 'pilid']:.4f}, EBM "
+        f"{peer['bike', 'ebm']:.4f}, LightGBM {peer['bike', 'lightgbm']:.4f}), skill AUC "
+        f"{mine['skill']:.4f} ({peer['skill', 'pilid']:.4f}, {peer['skill', 'ebm']:.4f}), bank "
+        f"{mine['bank']:.4f} ({peer['bank', 'pilid']:.4f}, EBM {peer['bank', 'ebm']:.4f}) and "
+        f"spambase {mine['spambase']:.4f} ({peer['spambase', 'pilid']:.4f}, EBM "
+        f"{peer['spambase', 'ebm']:.4f})" in guide
+    )
+    mine_s = rows.groupby("table")["fit_seconds"].mean()
+    ebm_s = peers[peers["model"] == "ebm"].groupby("table")["fit_seconds"].mean()
+    assert (mine_s < ebm_s[mine_s.index]).all()
+    sets = ["bike", "bank", "spambase", "skill"]
+    took = ", ".join(f"{mine_s[t]:.0f} s on {t}" for t in sets[:3])
+    assert f"took {took} and {mine_s['skill']:.0f} s on skill" in guide
+    ebm = ", ".join(f"{ebm_s[t]:.0f}" for t in sets[:3])
+    assert f"under EBM's {ebm} and {ebm_s['skill']:.0f} s on each" in guide
