@@ -265,10 +265,10 @@ def resolved_smoothness(est) -> float:
     return float(getattr(est, "smoothness_", 0.0))
 
 
-def _build_additive(est: Trainable, preps: list[Prepared], data: EnsembleData, device):
-    """Algorithm 1, step 2: the additive part of every trial, least squares or Gaussian."""
+def piece_layout(preps: list[Prepared], device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each trial's Phi columns, padded to the widest trial: their feature (T, P) and a mask
+    (T, P), 1 for a real piece and 0 for the padding."""
     T = len(preps)
-    m = preps[0].X.shape[1]
     P = max(p.knots.n_columns for p in preps)
     feature = torch.zeros(T, P, dtype=torch.long)
     mask = torch.zeros(T, P)
@@ -276,17 +276,30 @@ def _build_additive(est: Trainable, preps: list[Prepared], data: EnsembleData, d
         f, _, _ = p.knots.layout()
         feature[t, : len(f)] = torch.as_tensor(f)
         mask[t, : len(f)] = 1.0
-    feature, mask = feature.to(device), mask.to(device)
+    return feature.to(device), mask.to(device)
+
+
+def _build_additive(
+    est: Trainable,
+    preps: list[Prepared],
+    data: EnsembleData,
+    layout: tuple[torch.Tensor, torch.Tensor],
+    roughness: torch.Tensor | None = None,
+):
+    """Algorithm 1, step 2: the additive part of every trial, least squares or Gaussian, on
+    `layout` (`piece_layout`); `roughness` (T, P, P; `difference_penalty`, None: no
+    ``smoothness``) makes the least-squares start a penalised one (P-splines')."""
+    T = len(preps)
+    m = preps[0].X.shape[1]
+    P = max(p.knots.n_columns for p in preps)
+    feature, mask = layout
+    device = feature.device
     names = _column_names(est, m)
     _check_phi_finite(data, names)
     sign = _piece_signs(est, feature, mask)
     nan_value = None  # missing values: u_j(NaN) - constant_j per feature (T, m)
     if any(p.missing is not None and np.any(p.missing) for p in preps):
         nan_value = torch.zeros(T, m, device=device)
-    smoothness = resolved_smoothness(est)
-    roughness = None  # PiLiD's smoothness: a penalised least-squares start (P-splines')
-    if smoothness > 0:
-        roughness = difference_penalty(neighbour_pieces(preps, feature, mask), smoothness)
     if est.init == "lstsq":
         target = data.y if est._task == "regression" else 2.0 * data.y - 1.0
         if preps[0].class_index is not None:  # K classes: one-vs-rest coding of trial t's class
@@ -390,12 +403,16 @@ def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
     data = _ensemble_data(preps, device)
     T = len(ests)
     seeds = [p.seed for p in preps]
-    additive = _build_additive(est0, preps, data, device) if est0._has_additive else None
+    cfg = est0._train_config(T)
+    additive, roughness = None, None
+    if est0._has_additive:
+        layout = piece_layout(preps, device)
+        if cfg.smoothness > 0:  # PiLiD's smoothness: the start, training and purification
+            cfg = replace(cfg, neighbours=neighbour_pieces(preps, *layout))
+            roughness = difference_penalty(cfg.neighbours, cfg.smoothness)
+        additive = _build_additive(est0, preps, data, layout, roughness)
     deep = with_pairs(est0._build_deep(deep_width(preps[0]), seeds), preps)  # `deep_columns`
     model = PiLiDEnsemble(additive, deep, T).to(device)
-    cfg = est0._train_config(T)
-    if additive is not None and cfg.smoothness > 0:
-        cfg = replace(cfg, neighbours=neighbour_pieces(preps, additive.feature, additive.mask))
     result = train_ensemble(model, data, est0._phases(), cfg, seeds)
     # Read-only: the trained model's loss on its training rows (eval mode, no random draws).
     final = evaluate_loss(
@@ -405,9 +422,7 @@ def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
         final, data.y, result.train_loss, result.n_epochs, est0._task, cfg.classes, data.w
     )
     if getattr(est0, "purify", False) and additive is not None and deep is not None:
-        roughness = None  # PiLiD's smoothness: the moved main effects held as smooth
-        if cfg.smoothness > 0 and cfg.neighbours is not None:
-            roughness = difference_penalty(cfg.neighbours, cfg.smoothness)
+        # with smoothness the moved main effects are held as smooth as the shapes
         model.purify_(data.x, data.phi, weights=data.w, roughness=roughness)
     for t, (est, prep) in enumerate(zip(ests, preps)):
         est.diverged_ = diverged[t]
