@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from lever_study import lam_rule, smooth_rule  # noqa: E402 - scripts/ is on sys.path when run as a script
+from lever_study import lam_rule, resolve_rules, smooth_rule  # noqa: E402 - scripts/ is on sys.path when run as a script
 from sklearn.model_selection import train_test_split
 
 from pilid import PiLiDRegressor
@@ -104,10 +104,7 @@ def main() -> None:
             for bags in (1, args.bags):
                 started = time.perf_counter()
                 params = {**DEFAULTS[args.defaults], "n_bags": bags}
-                params = {
-                    key: value(len(X_train))[key] if callable(value) else value
-                    for key, value in params.items()
-                }
+                params = resolve_rules(params, len(X_train))
                 model = PiLiDRegressor(random_state=seed, **params)
                 model.fit(X_train, y_train)
                 seconds = time.perf_counter() - started

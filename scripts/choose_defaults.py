@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from lever_study import lam_rule, smooth_rule  # noqa: E402 - scripts/ is on sys.path as a script
+from lever_study import lam_rule, resolve_rules, smooth_rule  # noqa: E402 - scripts/ is on sys.path as a script
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import KFold, StratifiedKFold
@@ -129,10 +129,7 @@ def build(name: str, task: str, seed: int, n_train: int):
         if task == "regression":
             return LinearRegression()
         return make_pipeline(StandardScaler(), LogisticRegression(max_iter=5000))
-    params = {
-        key: value(n_train)[key] if callable(value) else value
-        for key, value in CANDIDATES[name].items()
-    }
+    params = resolve_rules(CANDIDATES[name], n_train)
     if params.pop("cv", False):
         cls = PiLiDRegressorCV if task == "regression" else PiLiDClassifierCV
         networks = params.pop("networks", None)

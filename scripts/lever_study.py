@@ -76,6 +76,12 @@ def smooth_rule(c: float):
     return lambda n: {"smoothness": float(min(max(c / n, 1e-3), 10.0))}
 
 
+def resolve_rules(params: dict, n: int) -> dict:
+    """``params`` with each value that is a rule of the training rows (a function of n such as
+    `smooth_rule`'s, returning ``{key: value}``) replaced by its value at ``n`` rows."""
+    return {key: value(n)[key] if callable(value) else value for key, value in params.items()}
+
+
 #: How the variants measured before one-hot categories became the default saw a categorical
 #: feature in the deep part: its code (``deep_categorical="code"``), pinned so that their rows
 #: stay what they are.
@@ -306,9 +312,8 @@ def main(argv=None) -> int:
         )
     if wrong:
         parser.error(f"--tables {' '.join(wrong)}: a UCI set of the paper; add --uci")
-    paper = sorted(s for s in args.splits if 0 <= s < 20) if uci else []
-    if paper:
-        parser.error(f"split seeds {paper} are the paper's trials (0-19); use seeds from 20 up")
+    if uci:
+        uci_new_splits.refuse_paper_seeds(parser, args.splits)
     levers = pd.read_csv(args.out) if args.out.is_file() else pd.DataFrame(columns=COLUMNS)
     done = set(zip(levers["variant"], levers["table"], levers["split"].astype(int)))
     todo = [  # table by table: an interrupted run has every variant on the tables it reached

@@ -54,6 +54,14 @@ def plain_names(dataset):
     )
 
 
+def refuse_paper_seeds(parser: argparse.ArgumentParser, splits) -> None:
+    """Exit through ``parser`` with one line when a split seed is one of the paper's trials
+    (0-19): those splits are Table 3's, not new ones."""
+    paper = sorted(s for s in splits if 0 <= s < 20)
+    if paper:
+        parser.error(f"split seeds {paper} are the paper's trials (0-19); use seeds from 20 up")
+
+
 def main(argv=None) -> int:
     """Run the missing (data set, split, model) cells, then print the summary of ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -66,9 +74,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--summary-only", action="store_true", help="print the CSV's summary")
     args = parser.parse_args(argv)
-    paper = sorted(s for s in args.splits if 0 <= s < 20)
-    if paper:
-        parser.error(f"split seeds {paper} are the paper's trials (0-19); use seeds from 20 up")
+    refuse_paper_seeds(parser, args.splits)
     return dev_suite.run_and_summarise(
         args,
         lambda name: plain_names(load_dataset(name, data_dir=args.data_dir)),

@@ -47,6 +47,13 @@ def test_the_smoothness_rule_is_500_over_the_rows_within_its_bounds():
     assert study.make_variant(variant, "classification", 0, 5000).gamma == 40
 
 
+def test_rules_resolve_to_their_value_at_the_rows_and_other_values_stay():
+    study = load_script("lever_study")
+    params = {"gamma": 40, "smoothness": study.smooth_rule(500.0), "lam": study.lam_rule(5.0)}
+    assert study.resolve_rules(params, 5000) == {"gamma": 40, "smoothness": 0.1, "lam": 1e-3}
+    assert study.resolve_rules(params, 100)["smoothness"] == 5.0  # 500 / 100
+
+
 def test_the_summary_counts_wins_against_each_baseline_and_ebm_by_hand():
     study = load_script("lever_study")
 
