@@ -199,10 +199,12 @@ class PiLiDModel(MLPModel):
 
 @dataclass
 class PiLiDLibModel(PiLiDModel):
-    """PiLiD with the library's defaults: gamma may be "auto" (a rule of the training rows)."""
+    """PiLiD with the library's defaults: gamma, lam and smoothness may be rules of the training
+    rows ("auto", "rows", "rows"; pilid.models.row_rules) and smoothness "auto" too."""
 
     gamma: Any = MISSING  # a whole number >= 1 or "auto"
-    smoothness: Any = MISSING  # a number >= 0 or "auto" (chosen with the pieces, shape_choice)
+    lam: Any = MISSING  # a number >= 0 or "rows" (5 / n)
+    smoothness: Any = MISSING  # a number >= 0, "rows" (500 / n) or "auto" (shape_choice)
 
 
 @dataclass

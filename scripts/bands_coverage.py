@@ -12,7 +12,8 @@ the other 20%:
 
 ``--defaults paper`` (the default) fits both with the paper's protocol and gamma=5
 (`PAPER_PROTOCOL`), ``--defaults library`` with the library's defaults (`LIBRARY_DEFAULTS`),
-``--defaults library_smooth40`` with 40 pieces held smooth, ``n_bags`` aside; a run replaces
+``--defaults library_earlier`` with those before issue 31 (`EARLIER_DEFAULTS`), ``--defaults
+library_smooth40`` with 40 pieces held smooth, ``n_bags`` aside; a run replaces
 the CSV rows of its ``defaults`` and keeps the others.
 
     OMP_NUM_THREADS=1 python scripts/bands_coverage.py --out results/studies/bands_coverage.csv
@@ -33,22 +34,26 @@ from sklearn.model_selection import train_test_split
 from pilid import PiLiDRegressor
 from pilid.data import load_dataset
 from pilid.models.fidelity import estimator_fidelity
-from pilid.models.pilid import LIBRARY_DEFAULTS, PAPER_PROTOCOL
+from pilid.models.pilid import EARLIER_DEFAULTS, LIBRARY_DEFAULTS, PAPER_PROTOCOL
 
-#: The hyper-parameters besides n_bags: the paper's protocol (gamma=5), the library's defaults,
-#: or those with 40 pieces held smooth (``gamma=40, smoothness=0.1``, the development suite's
-#: best lever; not a default), or with the smoothness a rule of the training rows n
+#: The hyper-parameters besides n_bags: the paper's protocol (gamma=5), the library's defaults
+#: (``library``: 40 pieces held smooth at 500 / n, lam 5 / n, pairs by inner validation), those
+#: before issue 31 (``library_earlier``, `EARLIER_DEFAULTS`), and the candidates measured on top of
+#: those earlier ones on the way (``library_*``): 40 pieces held smooth (``gamma=40,
+#: smoothness=0.1``), or with the smoothness a rule of the training rows n
 #: (`lever_study.smooth_rule`: 500 / n; a value that is a function of n is called with it).
 DEFAULTS = {
     "paper": dict(PAPER_PROTOCOL),
     "library": dict(LIBRARY_DEFAULTS),
-    "library_smooth40": {**LIBRARY_DEFAULTS, "gamma": 40, "smoothness": 0.1},
-    "library_smooth40_rows": {**LIBRARY_DEFAULTS, "gamma": 40, "smoothness": smooth_rule(500.0)},
-    "library_smooth_auto": {**LIBRARY_DEFAULTS, "smoothness": "auto"},
+    "library_earlier": dict(EARLIER_DEFAULTS),
+    "library_smooth40": {**EARLIER_DEFAULTS, "gamma": 40, "smoothness": 0.1},
+    "library_smooth40_rows": {**EARLIER_DEFAULTS, "gamma": 40, "smoothness": smooth_rule(500.0)},
+    "library_smooth_auto": {**EARLIER_DEFAULTS, "smoothness": "auto"},
     # and with the MLP's lam a rule of n (`lever_study.lam_rule`: 5 / n) and pair terms chosen by
-    # inner validation (the development suite's ``gamma40_smooth_rows_lam_rows_pairs_auto``)
+    # inner validation (the development suite's ``gamma40_smooth_rows_lam_rows_pairs_auto``): the
+    # parameters that became the library's defaults, measured before they did (``library``)
     "library_smooth40_rows_lam_rows_pairs_auto": {
-        **LIBRARY_DEFAULTS,
+        **EARLIER_DEFAULTS,
         "gamma": 40,
         "smoothness": smooth_rule(500.0),
         "lam": lam_rule(5.0),

@@ -11,14 +11,17 @@ rows n (e.g. gamma = n^(1/3) / 1.5), never a value chosen per table. Results, on
 table, split): ``results/studies/levers.csv``; resumable (rows already there are skipped; the file
 is rewritten whole after every fit).
 
-The summary compares every variant with its baseline (`baseline_of`: ``defaults``, today's
-library defaults, or ``code``, the defaults before categorical features entered the deep part
-one-hot, for the variants measured then) and with EBM and LightGBM on the same splits (read
-from ``results/studies/dev_suite.csv``): per table the mean over the splits; per variant the
-tables where it beats its baseline and where it beats EBM. Splits 0 and 1 screen the levers (a
-reduced run: 2 of the suite's 5 splits, and the summary says so); the best of them are
-confirmed on splits 2-4, which took no part in the choice (``--splits 2 3 4``); the summary
-shows the cells that have every split asked for.
+Every variant is measured on top of the library defaults before issue 31
+(`pilid.models.pilid.EARLIER_DEFAULTS`, the variant ``defaults``); the library's defaults now are
+the variant `LIBRARY_VARIANT` (``gamma40_smooth_rows_lam_rows_pairs_auto``), whose rows equal
+``scripts/dev_suite.py``'s PiLiD rows. The summary compares every variant with its baseline
+(`baseline_of`: ``defaults``, or ``code``, the defaults before categorical features entered
+the deep part one-hot, for the variants measured then) and with EBM and LightGBM on the same
+splits (read from ``results/studies/dev_suite.csv``): per table the mean over the splits; per
+variant the tables where it beats its baseline and where it beats EBM. Splits 0 and 1 screen the
+levers (a reduced run: 2 of the suite's 5 splits, and the summary says so); the best of them are
+confirmed on splits 2-4, which took no part in the choice (``--splits 2 3 4``); the summary shows
+the cells that have every split asked for.
 
 ``--uci`` fits the variants on the paper's four UCI sets instead, on the split seeds of
 ``scripts/uci_new_splits.py`` (100-102, none of the paper's trials), beside its EBM and LightGBM
@@ -87,12 +90,14 @@ def resolve_rules(params: dict, n: int) -> dict:
 #: stay what they are.
 CODE = {"deep_categorical": "code"}
 
-#: Variant -> (constructor parameters on top of the library defaults, rule of n or None).
-#: ``defaults``: today's library defaults; ``code``: the defaults before one-hot categories
-#: (the library defaults then); the rest up to ``additive_first_gamma_rows`` were measured
-#: then, with the code, by the library of then; ``code_now``: the same parameters as ``code``
-#: measured by today's library (the library changed in between: caravan's split 0 gave AUC
-#: 0.7402 then and 0.7412 now, with no categorical feature), the one-hot default's baseline.
+#: Variant -> (constructor parameters on top of the earlier library defaults, rule of n or None).
+#: ``defaults``: the library defaults before issue 31 (`pilid.models.pilid.EARLIER_DEFAULTS`,
+#: the library defaults when these variants were measured); ``code``: the defaults before
+#: one-hot categories (the library defaults then); the rest up to ``additive_first_gamma_rows``
+#: were measured then, with the code, by the library of then; ``code_now``: the same parameters
+#: as ``code`` measured by the library of later (the library changed in between: caravan's split
+#: 0 gave AUC 0.7402 then and 0.7412 later, with no categorical feature), the one-hot default's
+#: baseline.
 VARIANTS = {
     "defaults": ({}, None),
     "code": (CODE, None),
@@ -153,6 +158,11 @@ VARIANTS = {
 }
 
 
+#: The variant that the library's defaults are (`pilid.models.pilid.LIBRARY_DEFAULTS`: its rules of
+#: n are ``lam="rows"`` and ``smoothness="rows"``, `pilid.models.row_rules`).
+LIBRARY_VARIANT = "gamma40_smooth_rows_lam_rows_pairs_auto"
+
+
 def load_uci(name: str, data_dir=None):
     """UCI set ``name`` as ``scripts/uci_new_splits.py`` loads it (LightGBM-safe names)."""
     from pilid.data import load_dataset
@@ -161,11 +171,15 @@ def load_uci(name: str, data_dir=None):
 
 
 def make_variant(variant: str, task: str, seed: int, n_train: int):
-    """The estimator of ``variant`` for ``task`` (one thread, ``random_state=seed``)."""
+    """The estimator of ``variant`` for ``task`` (one thread, ``random_state=seed``): its
+    parameters on top of the library defaults the levers were measured against
+    (`pilid.models.pilid.EARLIER_DEFAULTS`), so that a variant's rows stay what they are now
+    that the library's defaults are the variant ``gamma40_smooth_rows_lam_rows_pairs_auto``."""
     from pilid import PiLiDClassifier, PiLiDRegressor
+    from pilid.models.pilid import EARLIER_DEFAULTS
 
     params, rule = VARIANTS[variant]
-    params = {**params, **(rule(n_train) if rule is not None else {})}
+    params = {**EARLIER_DEFAULTS, **params, **(rule(n_train) if rule is not None else {})}
     cls = PiLiDClassifier if task == "classification" else PiLiDRegressor
     return cls(random_state=seed, **params)
 
@@ -340,11 +354,6 @@ def main(argv=None) -> int:
         print(f"no results in {args.out}")
         return 0
     suite = dev_suite.read_results(args.suite)
-    if uci:  # the baseline: uci_new_splits.py's PiLiD rows, the library defaults on those splits
-        defaults = suite[suite["model"] == "pilid"].drop(columns="model").assign(variant="defaults")
-        known = set(zip(levers["variant"], levers["table"], levers["split"]))
-        keep = [(v, t, s) not in known for v, t, s in defaults[KEY].itertuples(index=False)]
-        levers = pd.concat([levers, defaults.loc[keep, COLUMNS]], ignore_index=True)
     print(format_summary(on_splits(levers, args.splits), suite))
     return 0
 

@@ -100,7 +100,7 @@ class _Scheduled(PiLiDRegressor):
 
 
 def test_phases_penalty_and_frozen_parameters_batched_equals_alone():
-    template = _Scheduled(gamma=3, epochs=6, patience=2, **SINGLE)
+    template = _Scheduled(gamma=3, epochs=6, patience=2, pairs=0, smoothness=0.0, **SINGLE)
     fitted = _assert_same_as_alone(template, [_problem(s) for s in range(3)], atol=1e-4)
     # trace[i]: omega (T, m) after epoch e0 + 1 + i, the epochs in which any trial was in phase 2
     trace = torch.stack(fitted[0].omega_trace)

@@ -54,12 +54,12 @@ def test_deep_input_matches_pandas_dummies_with_missing_and_unseen_all_zero():
 
 def test_the_default_gives_the_mlp_one_column_per_level_and_code_one_column():
     X, y = _table()
-    onehot = PiLiDRegressor(gamma=3, hidden_layers=(8,), **SMALL).fit(X, y)
+    onehot = PiLiDRegressor(gamma=3, hidden_layers=(8,), pairs=0, **SMALL).fit(X, y)
     # h, w, the binary yes as its code, and 7 days
     assert onehot.module_.deep.weights[0].shape[1] == 3 + 7
     ((j, levels),) = onehot.deep_onehot_
     assert j == 1 and levels.tolist() == list(range(7))
-    code = PiLiDRegressor(gamma=3, hidden_layers=(8,), deep_categorical="code", **SMALL)
+    code = PiLiDRegressor(gamma=3, hidden_layers=(8,), deep_categorical="code", pairs=0, **SMALL)
     code.fit(X, y)
     assert code.module_.deep.weights[0].shape[1] == 4 and code.deep_onehot_ is None
     mlp = MLPRegressor(hidden_layers=(8,), **SMALL).fit(X, y)

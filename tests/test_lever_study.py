@@ -99,23 +99,47 @@ def test_a_run_fits_what_the_dev_suite_fits_and_resumes(tmp_path, capsys):
     study = load_script("lever_study")
     suite = load_script("dev_suite")
     out = tmp_path / "levers.csv"
-    args = ["--tables", "hmda", "--splits", "0", "--variants", "defaults", "gamma_rows"]
+    library = study.LIBRARY_VARIANT
+    args = ["--tables", "hmda", "--splits", "0", "--variants", "defaults", library]
     assert study.main([*args, "--out", str(out)]) == 0
     first = pd.read_csv(out)
     assert first[["variant", "table", "split"]].values.tolist() == [
         ["defaults", "hmda", 0],
-        ["gamma_rows", "hmda", 0],
+        [library, "hmda", 0],
     ]
-    # the defaults variant is dev_suite.py's PiLiD on the same split, computed apart from it
+    # the library's defaults are that variant: dev_suite.py's PiLiD on the same split, computed
+    # apart from it, scores exactly what it scores
     dataset = suite.load_suite_table("hmda")
     direct = suite.run_one(dataset, 0, "pilid")
-    assert first.loc[0, "value"] == direct["value"]
-    assert first.loc[0, "n_train"] == direct["n_train"] == 1904
-    assert first.loc[1, "value"] != first.loc[0, "value"]  # gamma 8 instead of 4: another fit
+    assert first.loc[1, "value"] == direct["value"]
+    assert first.loc[1, "n_train"] == direct["n_train"] == 1904
+    assert first.loc[0, "value"] != first.loc[1, "value"]  # the earlier defaults: another fit
     assert "reduced: splits [0]" in capsys.readouterr().out
     assert study.main([*args, "--out", str(out)]) == 0  # resumes: nothing left to fit
     again = pd.read_csv(out)
     np.testing.assert_array_equal(again["fit_seconds"], first["fit_seconds"])
+
+
+def test_the_library_variant_is_the_library_defaults_at_every_size():
+    """`lever_study.LIBRARY_VARIANT`'s parameters, its rules of n resolved, are what
+    ``PiLiDRegressor()`` trains with at n rows (``lam_``, ``smoothness_`` of `row_rules`), and
+    every variant stands on the earlier defaults, not on today's."""
+    from pilid import PiLiDRegressor
+    from pilid.models.pilid import EARLIER_DEFAULTS, LIBRARY_DEFAULTS
+    from pilid.models.row_rules import rows_lam, rows_smoothness
+
+    study = load_script("lever_study")
+    library = PiLiDRegressor().get_params()
+    for n in (50, 1904, 5000, 40000, 10**7):
+        variant = study.make_variant(study.LIBRARY_VARIANT, "regression", 0, n).get_params()
+        assert variant["lam"] == rows_lam(n) == min(max(5.0 / n, 1e-6), 1e-2)
+        assert variant["smoothness"] == rows_smoothness(n) == min(max(500.0 / n, 1e-3), 10.0)
+        rest = {k: v for k, v in variant.items() if k not in ("lam", "smoothness")}
+        assert rest == {**{k: library[k] for k in rest}, "random_state": 0}
+    assert library["lam"] == library["smoothness"] == "rows" and library["pairs"] == "auto"
+    earlier = study.make_variant("defaults", "regression", 0, 1000).get_params()
+    assert {k: earlier[k] for k in EARLIER_DEFAULTS} == EARLIER_DEFAULTS
+    assert EARLIER_DEFAULTS != LIBRARY_DEFAULTS
 
 
 def test_uci_runs_refuse_the_papers_seeds_and_tables_of_the_other_kind(tmp_path, capsys):
@@ -134,14 +158,17 @@ def test_uci_runs_refuse_the_papers_seeds_and_tables_of_the_other_kind(tmp_path,
     assert not out.exists()  # nothing fitted, nothing written
 
 
-def test_a_uci_summary_takes_uci_new_splits_pilid_rows_as_the_defaults(tmp_path, capsys):
+def test_a_uci_summary_compares_with_the_earlier_defaults_rows_of_its_own_file(tmp_path, capsys):
     study = load_script("lever_study")
-    variant = "gamma40_smooth_rows_lam_rows_pairs_auto"
+    variant = study.LIBRARY_VARIANT
     base = dict(task="regression", metric="mse", fit_seconds=1.0, n_train=8, n_test=2)
-    mine = [dict(variant=variant, table="bike", split=s, value=v, **base) for s, v in [(100, 0.05)]]
+    mine = [
+        dict(variant=v, table="bike", split=100, value=value, **base)
+        for v, value in [("defaults", 0.06), (variant, 0.05)]
+    ]
     peers = [
         dict(table="bike", split=100, model=m, value=v, **base)
-        for m, v in [("pilid", 0.06), ("ebm", 0.04), ("lightgbm", 0.07)]
+        for m, v in [("pilid", 0.05), ("ebm", 0.04), ("lightgbm", 0.07)]
     ]
     out, suite = tmp_path / "levers_uci.csv", tmp_path / "uci.csv"
     pd.DataFrame(mine).to_csv(out, index=False)
@@ -150,9 +177,9 @@ def test_a_uci_summary_takes_uci_new_splits_pilid_rows_as_the_defaults(tmp_path,
     assert study.main([*args, "--out", str(out), "--suite", str(suite)]) == 0
     printed = capsys.readouterr().out
     assert "UCI sets, new splits [100]; a reduced run" in printed
-    # 0.05 beats the defaults' 0.06 and loses to EBM's 0.04
+    # 0.05 beats the earlier defaults' 0.06 and loses to EBM's 0.04
     assert f"{variant} beats defaults on 1 of 1 tables, EBM on 0 of 1" in printed
-    assert len(pd.read_csv(out)) == 1  # the defaults' rows are read, not written
+    assert len(pd.read_csv(out)) == 2  # nothing written
 
 
 @pytest.mark.uci
@@ -162,11 +189,12 @@ def test_a_uci_run_fits_what_uci_new_splits_fits(tmp_path):
     suite = load_script("dev_suite")
     uci = load_script("uci_new_splits")
     out = tmp_path / "levers_uci.csv"
-    args = ["--uci", "--tables", "skill", "--splits", "100", "--variants", "defaults"]
+    library = study.LIBRARY_VARIANT
+    args = ["--uci", "--tables", "skill", "--splits", "100", "--variants", library]
     assert study.main([*args, "--out", str(out), "--data-dir", root]) == 0
     row = pd.read_csv(out).iloc[0]
-    assert (row["variant"], row["table"], row["split"]) == ("defaults", "skill", 100)
-    # the defaults variant is uci_new_splits.py's PiLiD on the same split, computed apart
+    assert (row["variant"], row["table"], row["split"]) == (library, "skill", 100)
+    # the library's defaults are that variant: uci_new_splits.py's PiLiD on the same split
     direct = suite.run_one(uci.plain_names(load_dataset("skill", data_dir=root)), 100, "pilid")
     assert row["value"] == direct["value"] and row["n_train"] == direct["n_train"]
 
@@ -568,15 +596,15 @@ def test_the_readme_and_guide_state_the_committed_pair_ranking_and_fidelity_runs
     )
     bands = pd.read_csv(REPO / "results" / "studies" / "bands_coverage.csv")
     bag = bands[bands["n_bags"] == 16].groupby(["defaults", "N"])["fidelity"].mean()
-    floor = bag["library", 2000]
+    floor = bag["library_earlier", 2000]
     smooth = bag["library_smooth40", 2000]
     assert f"from 0.9170 to {smooth:.4f} at N=2,000 (bag of 16; the floor is {floor:.4f})" in readme
     best = "library_smooth40_rows_lam_rows_pairs_auto"
     assert f"it is {bag[best, 2000]:.4f} and {bag[best, 10000]:.4f} at N=10,000" in readme
-    assert bag[best, 2000] > floor and bag[best, 10000] > bag["library", 10000]
+    assert bag[best, 2000] > floor and bag[best, 10000] > bag["library_earlier", 10000]
     assert (
         f"library_smooth40 --bags 16`): {smooth:.4f} against {floor:.4f} at N=2,000 and "
-        f"{bag['library_smooth40', 10000]:.4f} against {bag['library', 10000]:.4f}" in guide
+        f"{bag['library_smooth40', 10000]:.4f} against {bag['library_earlier', 10000]:.4f}" in guide
     )
     rows = "library_smooth40_rows"
     assert f"now gives {bag[rows, 2000]:.4f} at N=2,000 and {bag[rows, 10000]:.4f}" in guide

@@ -20,6 +20,9 @@ from pilid.models.pilid import MLPRegressor
 from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact, phi_numpy
 
 SMALL = dict(epochs=15, batch_size=64, device="cpu", random_state=0, n_bags=1, lr=0.01)
+#: PiLiD without the defaults' roughness penalty and pair terms: the plain least squares of the
+#: start and of the purification, and the MLP as the deep part.
+PLAIN = dict(smoothness=0.0, pairs=0, lam=1e-3)
 
 
 def _data(n=400, seed=0, offset=2.0, share=0.25):
@@ -177,7 +180,7 @@ def test_every_estimator_fits_nan_and_its_parts_sum_to_the_output(make):
 @pytest.mark.filterwarnings("ignore::pilid.nn.gates.GateOrderWarning")  # short phase 1
 def test_the_deep_part_sees_a_neutral_value_and_one_indicator_per_feature_with_nan():
     X, y, miss = _data(300)
-    est = PiLiDRegressor(gamma=3, hidden_layers=(8,), **SMALL).fit(X, y)
+    est = PiLiDRegressor(gamma=3, hidden_layers=(8,), **PLAIN, **SMALL).fit(X, y)
     assert est.module_.deep.weights[0].shape[1] == 3 + 1  # m features + x0's indicator
     np.testing.assert_allclose(est.x_mean_[0], np.nanmean(X[:, 0]))
     np.testing.assert_allclose(est.x_scale_[0], np.nanstd(X[:, 0]))
@@ -196,7 +199,7 @@ def test_the_deep_part_sees_a_neutral_value_and_one_indicator_per_feature_with_n
 
 def test_purification_with_missing_values_leaves_predictions_unchanged():
     X, y, _ = _data(300)
-    params = dict(gamma=3, hidden_layers=(16,), **SMALL)
+    params = dict(gamma=3, hidden_layers=(16,), **PLAIN, **SMALL)
     plain = PiLiDRegressor(purify=False, **params).fit(X, y)
     pure = PiLiDRegressor(purify=True, **params).fit(X, y)
     np.testing.assert_allclose(pure.predict(X), plain.predict(X), atol=1e-5)
@@ -260,7 +263,7 @@ def test_integer_weights_equal_repeated_rows_with_missing_values():
     X, y, _ = _data(200)
     w = np.random.default_rng(5).integers(0, 3, len(y)).astype(float)
     params = dict(gamma=3, knots="quantile", hidden_layers=None, epochs=0, patience=None)
-    params.update(_no(SMALL))
+    params.update(_no(SMALL), **PLAIN)
     weighted = PiLiDRegressor(**params).fit(X, y, sample_weight=w)
     rep = np.repeat(np.arange(len(y)), w.astype(int))
     repeated = PiLiDRegressor(**params).fit(X[rep], y[rep])

@@ -114,7 +114,7 @@ def test_a_pair_term_recovers_an_interaction_the_additive_part_cannot():
     X, y = _interaction(3000)
     X_test, _ = _interaction(2000, seed=1)
     truth = 2 * X_test[:, 0] * X_test[:, 1] + X_test[:, 2]
-    additive = PiLiDRegressor(hidden_layers=None, **SMALL).fit(X, y)
+    additive = PiLiDRegressor(hidden_layers=None, pairs=0, **SMALL).fit(X, y)
     paired = PiLiDRegressor(hidden_layers=None, pairs=1, **SMALL).fit(X, y)
     assert paired.pairs_ == [("x0", "x1")] and additive.pairs_ == []
     mse_additive = np.mean((additive.predict(X_test) - truth) ** 2)

@@ -182,9 +182,10 @@ def _peer_record(model, trial):
 
     from pilid.config import CONF_DIR
 
-    params = {}  # PiLiD's records carry the gamma of its config (Table 3+'s setting)
+    params = {}  # PiLiD's records carry the gamma and smoothness of its config (the setting)
     if model == "pilid_lib":
-        params = {"gamma": OmegaConf.load(CONF_DIR / "model" / "pilid_lib.yaml")["gamma"]}
+        config = OmegaConf.load(CONF_DIR / "model" / "pilid_lib.yaml")
+        params = {key: config[key] for key in ("gamma", "smoothness")}
     return {
         "experiment": "peers" if model != "pilid_lib" else "real_data",
         "dataset": "skill",

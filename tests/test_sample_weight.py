@@ -28,6 +28,10 @@ DETERMINISTIC = dict(
     epochs=4, batch_size=10_000, patience=None, n_bags=1, optimizer="sgd", device="cpu"
 )
 BLOCKS = dict(n_blocks=3, block_layers=(4,), warmup_epochs=1, phase1_epochs=3, mask_patience=1)
+#: PiLiD's penalties as numbers: the defaults' rules of the rows (``lam="rows"``,
+#: ``smoothness="rows"``) count the rows of weight > 0 (`test_rules_of_the_rows_count_the_rows
+#: _of_positive_weight`), so a weighted fit and its repeated rows would train with other weights.
+NUMBERS = dict(lam=1e-3, smoothness=0.0)
 
 
 def _data(n=150, seed=0):
@@ -63,8 +67,8 @@ def test_unit_and_equal_weights_give_exactly_the_unweighted_model(est):
 @pytest.mark.parametrize(
     "est",
     [
-        PiLiDRegressor(gamma=3, knots="quantile", hidden_layers=(8,), **DETERMINISTIC),
-        PiLiDClassifier(gamma=3, knots="quantile", hidden_layers=(8,), **DETERMINISTIC),
+        PiLiDRegressor(gamma=3, knots="quantile", hidden_layers=(8,), **NUMBERS, **DETERMINISTIC),
+        PiLiDClassifier(gamma=3, knots="quantile", hidden_layers=(8,), **NUMBERS, **DETERMINISTIC),
         MLPRegressor(hidden_layers=(8,), **DETERMINISTIC),
         PiLiBRegressor(gamma=3, knots="quantile", **BLOCKS, **DETERMINISTIC),
         NITClassifier(**BLOCKS, **DETERMINISTIC),
@@ -255,9 +259,26 @@ def test_weights_with_missing_values_and_three_classes_equal_repeated_rows():
     X[::7, 1] = np.nan
     classes = np.digitize(X[:, 0], [-0.3, 0.3])
     est = PiLiDClassifier(gamma=3, knots="quantile", hidden_layers=(8,), random_state=1)
-    est.set_params(**DETERMINISTIC)
+    est.set_params(**NUMBERS, **DETERMINISTIC)
     weighted = clone(est).fit(X, classes, sample_weight=w)
     repeated = clone(est).fit(np.repeat(X, w, axis=0), np.repeat(classes, w))
     np.testing.assert_allclose(
         weighted.predict_proba(X), repeated.predict_proba(X), rtol=0, atol=1e-4
     )
+
+
+def test_rules_of_the_rows_count_the_rows_of_positive_weight():
+    """``lam="rows"`` and ``smoothness="rows"`` (the defaults) take n as the rows of weight > 0,
+    as ``gamma="auto"`` does: a weight's scale does not change them, a row of weight 0 is no
+    row."""
+    from pilid.models.row_rules import rows_lam, rows_smoothness
+
+    X, y, _ = _data(n=120)
+    w = np.ones(120)
+    w[:20] = 0.0
+    est = PiLiDRegressor(gamma=3, hidden_layers=(8,), pairs=0, **DETERMINISTIC)
+    fitted = clone(est).fit(X, y, sample_weight=w)
+    assert fitted.lam_ == rows_lam(100) == 1e-2  # 5 / 100 = 0.05, clipped to 1e-2
+    assert fitted.smoothness_ == rows_smoothness(100) == 5.0  # 500 / 100
+    scaled = clone(est).fit(X, y, sample_weight=7.5 * w)
+    assert (scaled.lam_, scaled.smoothness_) == (fitted.lam_, fitted.smoothness_)

@@ -19,7 +19,11 @@ from pilid.nn.piecewise import auto_gamma
 from pilid.train import fit_batched
 from pilid.train.validation import holdout_split
 
-SMALL = dict(hidden_layers=(8,), n_bags=2, random_state=0, device="cpu", epochs=15)
+#: gamma="auto" (the library's pieces before 40 smooth ones became the default) and no pair
+#: terms, so that the candidates are the two of ``smoothness="auto"``.
+SMALL = dict(
+    hidden_layers=(8,), n_bags=2, random_state=0, device="cpu", epochs=15, gamma="auto", pairs=0
+)
 
 
 def _data(n, seed=0, noise=0.3):
@@ -103,9 +107,28 @@ def test_batched_trials_choose_each_on_its_own():
 
 def test_auto_smoothness_needs_rows_held_out_one_line():
     X, y = _data(200)
+    one = {**SMALL, "n_bags": 1}
     with pytest.raises(PilidError, match="smoothness='auto'.*patience") as info:
-        PiLiDRegressor(smoothness="auto", patience=None, **SMALL).fit(X, y)
+        PiLiDRegressor(smoothness="auto", patience=None, **one).fit(X, y)
     assert "\n" not in str(info.value)
+    # a bag chooses on its out-of-bag rows alone: the chosen candidate is the one whose
+    # out-of-bag loss is lower
+    model = PiLiDRegressor(smoothness="auto", patience=None, **SMALL).fit(X, y)
+    table = model.shape_choice_
+    assert table.loc[table["chosen"], "val_loss"].item() == table["val_loss"].min()
+
+
+def test_auto_pairs_without_rows_to_choose_on_take_none():
+    """``pairs="auto"`` (the default) with ``patience=None`` and one model: no rows to choose
+    on, so no pair terms and no choice, the same model as ``pairs=0``."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] * X[:, 1] + X[:, 2]
+    one = {**SMALL, "n_bags": 1, "patience": None, "pairs": "auto"}
+    model = PiLiDRegressor(**one).fit(X, y)
+    assert model.pairs_ == [] and not hasattr(model, "shape_choice_")
+    plain = PiLiDRegressor(**{**one, "pairs": 0}).fit(X, y)
+    np.testing.assert_array_equal(model.predict(X), plain.predict(X))
 
 
 def test_a_fixed_smoothness_after_auto_drops_the_old_choice():

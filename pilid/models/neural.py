@@ -28,6 +28,7 @@ from pilid.models.explanation import ExplainMixin
 from pilid.models.inputs import InputMixin
 from pilid.models.outputs import LogitClassifierMixin
 from pilid.models.params import Choice, Number, Satisfies, Whole, validate_params
+from pilid.models.row_rules import resolve_lam, resolve_smoothness
 from pilid.models.sample_weight import check_sample_weight, check_weighted_rows, weighted_mean_std
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS, EnsembleMLP, layer_sizes
 from pilid.nn.piecewise import (
@@ -41,7 +42,7 @@ from pilid.nn.piecewise import (
     valid_gamma,
 )
 from pilid.train import Phase, Prepared, Trainable, TrainConfig, fit_batched
-from pilid.train.batched import deep_input, resolved_smoothness
+from pilid.train.batched import deep_input, resolved_lam, resolved_smoothness
 from pilid.train.losses import REGS
 from pilid.train.trainer import OPTIMIZERS
 from pilid.train.validation import holdout_split
@@ -245,7 +246,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             batch_size=int(self.batch_size),
             patience=self.patience,
             reg=getattr(self, "reg", "l2"),
-            lam=float(getattr(self, "lam", 0.0)),
+            lam=resolved_lam(self),  # ``lam="rows"``: its value at the fit rows
             regularized=self._regularized,
             extra_loss=self._extra_loss,  # returns None where there is no extra term
             verbose=bool(self.verbose),
@@ -306,11 +307,13 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             x_mean, x_sd = weighted_mean_std(X, weight)
         x_scale = np.where(x_sd > 0, x_sd, 1.0)
         knots = None
+        n_fit = n if weight is None else int((weight > 0).sum())  # rows of weight > 0
+        self.lam_ = resolve_lam(getattr(self, "lam", 0.0), n_fit)  # "rows": a rule of the rows
         if self._has_additive:
-            n_fit = n if weight is None else int((weight > 0).sum())  # rows of weight > 0
             self.gamma_ = resolve_gamma(self.gamma, n_fit)  # "auto": a rule of the fit rows
             auto = shape_choice.smoothness_is_auto(self)  # "auto": chosen in `_members`
-            self.smoothness_ = 0.0 if auto else float(getattr(self, "smoothness", 0.0))
+            smoothness = getattr(self, "smoothness", 0.0)
+            self.smoothness_ = 0.0 if auto else resolve_smoothness(smoothness, n_fit)
             knots = fit_knots(X, self.gamma_, self.knots, self.categorical_, weights=weight)
             self._warn_few_rows_per_piece(knots, n_fit)
         self.seed_ = seed
@@ -364,8 +367,9 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
     def _members(self, prep: Prepared) -> list:
         """`Trainable._members`: itself, or with ``n_bags`` > 1 the bag's bootstrap members
         (`pilid.models.bagging`), trained as trials of one ensemble; with
-        ``smoothness="auto"`` every candidate's (`pilid.models.shape_choice`)."""
-        if shape_choice.is_auto(self):
+        ``smoothness="auto"`` or ``pairs="auto"`` every candidate's
+        (`pilid.models.shape_choice.chooses`)."""
+        if shape_choice.chooses(self, prep):
             return shape_choice.candidate_members(self, prep)
         if multiclass.is_multiclass(self) and not hasattr(self, "_class_index"):
             return multiclass.class_members(self, prep)  # K > 2 classes: a softmax group

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from pilid.models import multiclass
+from pilid.models import multiclass, shape_choice
 from pilid.models.monotone import (
     MONOTONE_ATTRIBUTE_DOC,
     MONOTONE_CONSTRAINTS,
@@ -34,10 +34,12 @@ from pilid.models.neural import (
 )
 from pilid.models.pair_choice import AUTO_PAIRS, fast_pairs
 from pilid.models.params import Choice, Number, ParamError, Whole
+from pilid.models.row_rules import ROWS
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.train import Phase
 
 __all__ = [
+    "EARLIER_DEFAULTS",
     "LIBRARY_DEFAULTS",
     "SCHEDULES",
     "PAPER_PROTOCOL",
@@ -49,20 +51,35 @@ __all__ = [
 
 #: PiLiD's library defaults that differ from the paper's protocol (conf/model/pilid.yaml pins the
 #: paper's; conf/model/pilid_lib.yaml, Table 3's "PiLiD (library defaults)" row, pins these).
-#: Chosen by 3-fold CV in ``scripts/choose_defaults.py`` (results/studies/defaults.csv) on
-#: breast cancer, diabetes and synthetic data, never a UCI set of the paper: a (64, 32) MLP beat
-#: the paper's six layers on all four sets and at N=20,000; lam=1e-3 beat 1e-5 on three of four;
-#: 16 members beat 8 and 4 on all four and cost about one single model with the paper's MLP.
-#: 40 pieces held smooth (``gamma=40, smoothness=0.1``) beat these on most tables of issue 31's
-#: development suite (``scripts/lever_study.py``) but lose R^2 on diabetes and a little shape
-#: fidelity at N=2,000 (``scripts/choose_defaults.py``, ``scripts/bands_coverage.py``: candidate
-#: ``library_smooth40``), and miss issue 31's goals, so they are not a default.
+#: Chosen on issue 31's development suite of R's tables (``scripts/lever_study.py``, variant
+#: ``gamma40_smooth_rows_lam_rows_pairs_auto``; never on a UCI set of the paper): 40 pieces per
+#: feature held smooth by a roughness penalty whose weight is a rule of the training rows
+#: (``smoothness="rows"``: 500 / n), the MLP's lam a rule of the rows too (``lam="rows"``: 5 / n;
+#: `pilid.models.row_rules`), pair terms for FAST's first pairs where inner validation keeps them
+#: (``pairs="auto"``), a (64, 32) MLP and a bag of 16 (``scripts/choose_defaults.py``: both beat
+#: the paper's six layers and one model on breast cancer, diabetes and synthetic data).
 LIBRARY_DEFAULTS = {
+    "gamma": 40,
+    "knots": "quantile",
+    "hidden_layers": (64, 32),
+    "lam": ROWS,
+    "n_bags": 16,
+    "smoothness": ROWS,
+    "pairs": "auto",
+}
+#: The library defaults before issue 31 (gamma a rule of the rows up to 5 pieces, lam 1e-3, no
+#: roughness penalty, no pair terms): the baseline every study of the levers was measured
+#: against (``scripts/lever_study.py``'s ``defaults``, ``scripts/bands_coverage.py``'s and
+#: ``scripts/choose_defaults.py``'s ``library_earlier``), pinned so that their rows stay what
+#: they are.
+EARLIER_DEFAULTS = {
     "gamma": "auto",
     "knots": "quantile",
     "hidden_layers": (64, 32),
     "lam": 1e-3,
     "n_bags": 16,
+    "smoothness": 0.0,
+    "pairs": 0,
 }
 #: The paper's values of the same hyper-parameters (Section 4; conf/model/pilid.yaml pins them):
 #: ``PiLiDRegressor(**PAPER_PROTOCOL)`` is the paper's PiLiD with gamma=5.
@@ -73,6 +90,7 @@ PAPER_PROTOCOL = {
     "lam": 1e-5,
     "n_bags": 1,
     "smoothness": 0.0,
+    "pairs": 0,
 }
 
 #: How the additive part and the MLP train: ``"joint"``, Algorithm 1 (both from the start), or
@@ -91,8 +109,9 @@ _PILID_DOC = (
 
     Parameters
     ----------
-    gamma : int, sequence of int or "auto", default="auto"
-        Pieces per numeric feature (one value, or one per feature; Definition 1) [1-20].
+    gamma : int, sequence of int or "auto", default=40
+        Pieces per numeric feature (one value, or one per feature; Definition 1) [1-20]; the
+        ``smoothness`` penalty keeps the 40 of the default straight where the data show no bend.
         ``"auto"``: a rule of the training rows (`pilid.nn.piecewise.auto_gamma`: 2 pieces up
         to 421 rows, 5 from 2,461).
     knots : {"quantile", "uniform"}, default="quantile"
@@ -102,15 +121,17 @@ _PILID_DOC = (
         Start of the additive part: least squares of y on Phi (Algorithm 1, step 2; Cholesky of
         the ridge normal equations; classification: the labels coded -1/+1), or Gaussian.
     hidden_layers : tuple of int or None, default=(64, 32)
-        The MLP's layer sizes [(100, 200, 400, 400, 200, 100)]; None: the additive part alone.
+        The MLP's layer sizes [(100, 200, 400, 400, 200, 100)]; None: no MLP (the additive part
+        alone, with the pair terms of ``pairs`` if any).
     sigma : float or None, default=None
         Std of the MLP's Gaussian weight init (and of w with ``init="gaussian"``); None:
         He-normal sqrt(2 / fan_in) per layer, which trains far better than a small fixed std
         [0.05].
     reg : {"l2", "l1"}, default="l2"
         The penalty Omega of Eq. 11.
-    lam : float, default=1e-3
-        Its weight lambda [1e-5].
+    lam : float or "rows", default="rows"
+        Its weight lambda [1e-5]. ``"rows"``: a rule of the n training rows, 5 / n clipped to
+        [1e-6, 1e-2] (`pilid.models.row_rules`; 1e-3 at 5,000 rows), the value in ``lam_``.
     reg_groups : str or sequence of str, default="all"
         What Omega covers: ``"all"`` (Eq. 11), ``"additive"``, ``"deep"``, or any of ``"w"``,
         ``"b"``, ``"omega"``.
@@ -162,20 +183,23 @@ _PILID_DOC = (
         standardised number (which imposes an order the levels may not have). A feature with
         1 or 2 levels is one standardised column either way, and the additive part is the same
         either way (a piece per category, Definition 1).
-    smoothness : float or "auto", default=0.0
+    smoothness : float, "rows" or "auto", default="rows"
         Weight of a roughness penalty on the shapes, added to the loss of Eq. 11 (beyond the
         paper; P-splines' difference penalty; it also enters the least-squares start):
         ``smoothness * sum_j sum_k (v_{j,k+1} - v_{j,k})^2``, v_{j,k} = omega_j w_k the rise of
         u_j over its piece k, over the neighbouring pieces of each numeric feature
         (`pilid.nn.additive.AdditiveEnsemble.roughness`). It lets many pieces (a large
         ``gamma``) follow a sharp bend or a step where the data show one and stay straight
-        elsewhere. 0: no such term [the paper's]. ``"auto"``: chosen by inner validation
+        elsewhere. 0: no such term [the paper's]. ``"rows"``: a rule of the n training rows,
+        500 / n clipped to [1e-3, 10] (`pilid.models.row_rules`; 0.1 at 5,000 rows), a prior
+        on the roughness that counts for less as the rows grow (``smoothness_``). ``"auto"``:
+        chosen by inner validation
         (`pilid.models.shape_choice`): the estimator's own ``gamma`` without the term and 40
         pieces (or the given ``gamma``) with ``smoothness=0.1`` are both trained, and the one
         with the lower loss on rows it did not train on (those held out for early stopping and,
         in a bag, the out-of-bag rows) is kept (``gamma_``, ``smoothness_``; ``shape_choice_``
-        lists both); needs ``patience`` (held-out rows).
-    pairs : int or "auto", default=0
+        lists both); needs ``patience`` (held-out rows) or ``n_bags`` > 1.
+    pairs : int or "auto", default="auto"
         Explicit pairwise piecewise-linear terms (beyond the paper; GA2M's pair terms) for the
         ``pairs`` pairs of features that FAST ranks first on the training rows
         (`pilid.models.pair_choice`): each pair gets a bilinear function on the grid of the two
@@ -184,8 +208,9 @@ _PILID_DOC = (
         purification moves its main effects into the shapes; ``pairs_`` names the pairs).
         Features with a monotone constraint take part in no pair. 0: none [the paper's].
         ``"auto"``: chosen by inner validation as for ``smoothness``, between none and
-        `pilid.models.pair_choice.AUTO_PAIRS` (``shape_choice_``). Regression or two classes
-        (with K > 2 classes ``"auto"`` has no candidate with pairs).
+        `pilid.models.pair_choice.AUTO_PAIRS` (``shape_choice_``); with no rows to choose on
+        (``patience=None`` and ``n_bags=1``) none. Regression or two classes (with K > 2
+        classes ``"auto"`` has no candidate with pairs).
     verbose : bool, default=False
         A progress bar with the epoch losses.
     n_bags : int, default=16
@@ -233,7 +258,8 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         "monotone_constraints": MONOTONE_CONSTRAINTS,
         "schedule": [Choice(SCHEDULES)],
         "deep_categorical": [Choice(DEEP_CATEGORICAL)],
-        "smoothness": [Number(0, None, closed="left"), Choice(("auto",))],
+        "lam": [Number(0, None, closed="left"), Choice((ROWS,))],  # "rows": 5 / n
+        "smoothness": [Number(0, None, closed="left"), Choice(("auto", ROWS))],
         "pairs": [Whole(0), Choice(("auto",))],
     }
 
@@ -262,8 +288,8 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         monotone_constraints=None,
         schedule="joint",
         deep_categorical="onehot",
-        smoothness=0.0,
-        pairs=0,
+        smoothness=LIBRARY_DEFAULTS["smoothness"],
+        pairs=LIBRARY_DEFAULTS["pairs"],
     ):
         self.gamma = gamma
         self.knots = knots
@@ -299,6 +325,8 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         prep = super()._prepare(X, y, sample_weight)
         k = AUTO_PAIRS if self.pairs == "auto" else int(self.pairs)
         self.pairs_ = []
+        if self.pairs == "auto" and not shape_choice.has_rows_to_choose_on(self, prep):
+            return prep  # nothing to choose on (patience=None, one model): no pair terms
         if k == 0:
             return prep
         if multiclass.is_multiclass(self):
@@ -307,7 +335,9 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
             raise ParamError(
                 "pairs", self.pairs, "pair terms take a regression target or two classes; use 0"
             )
-        rows = prep.train_idx
+        rows, weight = prep.train_idx, prep.train_weight
+        if weight is not None:  # FAST takes the rows of weight > 0 (it refuses a weight of 0)
+            rows, weight = rows[weight > 0], weight[weight > 0]
         found = fast_pairs(
             prep.X[rows],
             prep.target[rows],
@@ -315,7 +345,7 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
             prep.knots,
             self._task,
             self.categorical_,
-            weight=prep.train_weight,
+            weight=weight,
             exclude=self._constrained(),
         )
         names = self._feature_names()

@@ -67,12 +67,28 @@ CANDIDATES = candidates("auto")
 
 def smoothness_is_auto(est) -> bool:
     """Whether `est` chooses its smoothness (a candidate has a number)."""
-    return isinstance(getattr(est, "smoothness", 0.0), str)
+    return getattr(est, "smoothness", 0.0) == "auto"
 
 
 def is_auto(est) -> bool:
     """Whether `est` chooses among candidates (``smoothness`` or ``pairs`` is ``"auto"``)."""
     return smoothness_is_auto(est) or getattr(est, "pairs", 0) == "auto"
+
+
+def has_rows_to_choose_on(est, prep) -> bool:
+    """Whether `est` has rows it does not train on to choose with: rows held out for early
+    stopping, or a bag's out-of-bag rows (a bag of two classes or a regression)."""
+    out_of_bag_rows = int(getattr(est, "n_bags", 1)) > 1 and not est._multiclass()
+    return len(prep.val_idx) > 0 or out_of_bag_rows
+
+
+def chooses(est, prep) -> bool:
+    """Whether `est` trains candidates (`candidate_members`): ``smoothness="auto"`` always (it
+    refuses data without rows to choose on), ``pairs="auto"`` where there are rows to choose on
+    (without them it takes no pair terms, `pilid.models.pilid.PiLiDBase._prepare`)."""
+    if smoothness_is_auto(est):
+        return True
+    return is_auto(est) and has_rows_to_choose_on(est, prep)
 
 
 def candidate_members(est, prep) -> list[tuple]:
@@ -82,12 +98,11 @@ def candidate_members(est, prep) -> list[tuple]:
     (Definition 1: fitted as `Trainable._prepare` fits them, on the same rows and weights) and
     pairs (the estimator's, `Prepared.pairs`, or none); its units are its own ``_members`` (its
     bag, its K class members)."""
-    if len(prep.val_idx) == 0:
-        auto = "smoothness" if smoothness_is_auto(est) else "pairs"
+    if not has_rows_to_choose_on(est, prep):
         raise PilidError(
-            f"{type(est).__name__}: {auto}='auto' chooses on the rows held out for early "
-            "stopping and there are none; set patience (e.g. patience=10) and val_fraction > 0, "
-            f"or a number for {auto}"
+            f"{type(est).__name__}: smoothness='auto' chooses on the rows held out for early "
+            "stopping (or a bag's out-of-bag rows) and there are none; set patience (e.g. "
+            "patience=10) and val_fraction > 0, or n_bags > 1, or a number for smoothness"
         )
     params = est.get_params(deep=False)
     shared = {k: v for k, v in vars(est).items() if k not in params}
@@ -158,7 +173,7 @@ def validation_loss(est, prep) -> float:
         return float("inf")
     oob_rows, oob_raw = out_of_bag(est, prep)
     rows = np.concatenate([prep.val_idx, oob_rows]).astype(np.int64)
-    raw = est._raw(prep.X[prep.val_idx])
+    raw = est._raw(prep.X[prep.val_idx]) if len(prep.val_idx) else np.zeros(0)
     if len(oob_rows):
         raw = np.concatenate([raw, oob_raw])
     loss = _row_loss(est, raw, prep.target[rows])

@@ -265,6 +265,13 @@ def resolved_smoothness(est) -> float:
     return float(getattr(est, "smoothness_", 0.0))
 
 
+def resolved_lam(est) -> float:
+    """The penalty weight lambda (Eq. 11) a unit trains with: its ``lam_`` (``lam``, or the value
+    of ``lam="rows"`` at the fit rows, `pilid.models.row_rules`); before a fit, ``lam``."""
+    lam = getattr(est, "lam_", getattr(est, "lam", 0.0))
+    return float(lam)
+
+
 def piece_layout(preps: list[Prepared], device) -> tuple[torch.Tensor, torch.Tensor]:
     """Each trial's Phi columns, padded to the widest trial: their feature (T, P) and a mask
     (T, P), 1 for a real piece and 0 for the padding."""
@@ -480,7 +487,7 @@ def _fit_local(ests, Xs, ys, ws) -> list:
         key += (tuple(np.flatnonzero(_missing_of(p)).tolist()),)  # same missing-value columns
         key += (deep_width(p),)  # as many deep inputs (a one-hot feature: one per level)
         key += (p.train_weight is not None, p.weight is not None)  # weighted with weighted
-        key += (resolved_smoothness(est),)  # one roughness weight per ensemble
+        key += (resolved_smoothness(est), resolved_lam(est))  # one weight of each per ensemble
         key += (None if p.pairs is None else len(p.pairs),)  # as many pair terms
         groups.setdefault(key, []).append(i)
     for idx in groups.values():
