@@ -32,6 +32,8 @@ there.
     python scripts/lever_study.py --summary-only                  # the screening (splits 0, 1)
     python scripts/lever_study.py --summary-only --splits 2 3 4   # the confirmation
     PILID_DATA_DIR=../shared/data/uci python scripts/lever_study.py --uci --variants defaults
+    python scripts/lever_study.py --defaults-change         # earlier defaults against today's
+    python scripts/lever_study.py --defaults-change --uci   # the same on the UCI sets' new splits
 """
 
 from __future__ import annotations
@@ -296,6 +298,69 @@ def format_summary(levers: pd.DataFrame, suite: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def defaults_change(levers: pd.DataFrame, suite: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """Issue 31's change of the defaults, per table: the earlier defaults (the variant
+    ``defaults``, `pilid.models.pilid.EARLIER_DEFAULTS`) and the library's defaults (``suite``'s
+    ``pilid`` rows: ``dev_suite.py`` or ``uci_new_splits.py``) beside EBM and LightGBM, on the
+    splits every model has. Returns the frame (by table: ``metric``, ``earlier``, ``library``,
+    ``ebm``, ``lightgbm`` means, ``earlier_s``, ``library_s``, ``ebm_s`` mean fit seconds, and
+    each one's ``*_beats_ebm``) and, per defaults, `dev_suite.summarise` of the three models
+    (``{"earlier": ..., "library": ...}``: wins against EBM, mean ranks)."""
+    earlier = levers[levers["variant"] == "defaults"].drop(columns="variant")
+    peers = suite[suite["model"] != "pilid"]
+    before = pd.concat([peers, earlier.assign(model="pilid")[peers.columns]], ignore_index=True)
+    summaries = {"earlier": dev_suite.summarise(before), "library": dev_suite.summarise(suite)}
+    old, new = summaries["earlier"]["per_table"], summaries["library"]["per_table"]
+    frame = pd.DataFrame(
+        {
+            "metric": new["metric"],
+            "earlier": old["pilid_mean"],
+            "library": new["pilid_mean"],
+            "ebm": new.get("ebm_mean"),
+            "lightgbm": new.get("lightgbm_mean"),
+            "earlier_s": old["pilid_seconds"],
+            "library_s": new["pilid_seconds"],
+            "ebm_s": new.get("ebm_seconds"),
+            "earlier_beats_ebm": old["pilid_beats_ebm"],
+            "library_beats_ebm": new["pilid_beats_ebm"],
+        }
+    )
+    return frame, summaries
+
+
+def format_defaults_change(frame: pd.DataFrame, summaries: dict) -> str:
+    """`defaults_change` as a Markdown table (the best of the library's defaults, EBM and
+    LightGBM in bold per table; a cell a model has not run: --) and one line per defaults."""
+    lines = [
+        "| table | metric | earlier defaults | library defaults | EBM | LightGBM "
+        "| fit s: earlier / library / EBM |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for table, row in frame.iterrows():
+        lower = LOWER_IS_BETTER[row["metric"]]
+        current = {k: row[k] for k in ("library", "ebm", "lightgbm") if pd.notna(row[k])}
+        best = (min if lower else max)(current.values())
+        cells = []
+        for key in ("earlier", "library", "ebm", "lightgbm"):
+            value = row[key]
+            text = "--" if pd.isna(value) else f"{value:.4f}"
+            cells.append(f"**{text}**" if key in current and value == best else text)
+        seconds = " / ".join(
+            "--" if pd.isna(row[k]) else f"{row[k]:.1f}"
+            for k in ("earlier_s", "library_s", "ebm_s")
+        )
+        lines.append(f"| {table} | {row['metric'].upper()} | {' | '.join(cells)} | {seconds} |")
+    for name, label in (("earlier", "earlier defaults"), ("library", "library defaults")):
+        summary = summaries[name]
+        rank = summary["mean_rank"]
+        others = ", ".join(f"{m} {rank[m]:.2f}" for m in rank.index if m != "pilid")
+        lines.append(
+            f"{label}: EBM beaten on {summary['wins']} of {summary['compared']} tables; mean rank"
+            f" over {summary['ranked']} tables {rank['pilid']:.2f} ({others})"
+        )
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     """Run the missing (variant, table, split) cells, then print the summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -312,6 +377,12 @@ def main(argv=None) -> int:
         "made there: issue 31's goal 3 for a variant); rows in levers_uci.csv",
     )
     parser.add_argument("--data-dir", default=None, help="the UCI files (default: $PILID_DATA_DIR)")
+    parser.add_argument(
+        "--defaults-change",
+        action="store_true",
+        help="print the earlier defaults against the library's, EBM and LightGBM per table "
+        "(Markdown; with --uci on the UCI sets' new splits) and fit nothing",
+    )
     args = parser.parse_args(argv)
     uci = args.uci
     args.tables = args.tables or list(uci_new_splits.TABLES if uci else SUITE)
@@ -329,6 +400,11 @@ def main(argv=None) -> int:
     if uci:
         uci_new_splits.refuse_paper_seeds(parser, args.splits)
     levers = pd.read_csv(args.out) if args.out.is_file() else pd.DataFrame(columns=COLUMNS)
+    if args.defaults_change:
+        if uci:
+            print(f"UCI sets, new splits {args.splits}; a reduced run: 3 per set, not 20")
+        print(format_defaults_change(*defaults_change(levers, dev_suite.read_results(args.suite))))
+        return 0
     done = set(zip(levers["variant"], levers["table"], levers["split"].astype(int)))
     todo = [  # table by table: an interrupted run has every variant on the tables it reached
         (v, t, s)
