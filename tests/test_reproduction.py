@@ -761,7 +761,13 @@ def test_the_gaussian_arm_starts_from_the_spread_the_notes_give(monkeypatch):
     m, gamma = 40, 10
     X = rng.random((300, m))
     model = PiLiDRegressor(
-        gamma=gamma, init="gaussian", epochs=1, hidden_layers=(2,), sigma=None, random_state=0
+        gamma=gamma,
+        init="gaussian",
+        epochs=1,
+        hidden_layers=(2,),
+        sigma=None,
+        random_state=0,
+        pairs=0,  # one candidate: one start
     )
     model.fit(X, X.sum(axis=1))
     ((w, b),) = seen
