@@ -103,9 +103,9 @@ _PILID_DOC = (
 
     A piecewise-linear additive component u_j on Phi (Definitions 1-3, Eq. 10) plus an MLP
     (Eq. 6-8), trained jointly (Eq. 9, 11; Algorithm 1). The defaults are the library's
-    (`LIBRARY_DEFAULTS`, chosen by ``scripts/choose_defaults.py`` on data that is none of the
-    paper's UCI sets); the paper's values are given in brackets and pinned by
-    ``conf/model/pilid.yaml`` (`PAPER_PROTOCOL`).
+    (`LIBRARY_DEFAULTS`, chosen on issue 31's development suite of R's tables, none of the
+    paper's UCI sets: ``scripts/lever_study.py``); the paper's values are given in brackets and
+    pinned by ``conf/model/pilid.yaml`` (`PAPER_PROTOCOL`).
 
     Parameters
     ----------
@@ -228,6 +228,10 @@ _PILID_DOC = (
     + ADDITIVE_ATTRIBUTES_DOC
     + """    pairs_ : list of (str, str)
         The pairs of features with a pair term (``pairs``), by their names; [] for none.
+    lam_, smoothness_ : float
+        The penalty weights the fit trained with: ``lam`` and ``smoothness`` as numbers
+        (``"rows"``: their value at the fit's rows; ``smoothness="auto"``: the chosen
+        candidate's).
 """
     + FITTED_ATTRIBUTES_DOC
 )
