@@ -79,6 +79,8 @@ def main() -> None:
         random_state=0,
         knots="uniform",  # the paper's knots and penalty; n_bags is set per k below
         lam=1e-5,
+        smoothness=0.0,  # no roughness penalty and no pair candidates: the bag's cost alone
+        pairs=0,
     )
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     for device in devices:
