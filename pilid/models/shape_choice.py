@@ -20,7 +20,9 @@ together, and on few rows even then they lose to few pieces. Explicit pair terms
   loss; weighted by the sample weights): the rows ``val_fraction`` sets aside for early
   stopping and, for a bag, every training row through the members that missed it (out of bag,
   `out_of_bag`, as random forests estimate their error): never a test row. `shape_choice_`
-  lists them all.
+  lists them all;
+* with no such rows (``patience=None`` and one model) ``smoothness="auto"`` refuses in one line
+  and ``pairs="auto"``, a default, takes no pair terms (`chooses`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,15 @@ from pilid.errors import PilidError
 from pilid.models.pair_choice import AUTO_PAIRS
 from pilid.nn.piecewise import fit_knots
 
-__all__ = ["CANDIDATES", "SMOOTH_PIECES", "SMOOTH_WEIGHT", "candidate_members", "collect"]
+__all__ = [
+    "CANDIDATES",
+    "SMOOTH_PIECES",
+    "SMOOTH_WEIGHT",
+    "candidate_members",
+    "chooses",
+    "collect",
+    "has_rows_to_choose_on",
+]
 
 #: The pieces per feature of the smooth candidate when ``gamma="auto"``.
 SMOOTH_PIECES = 40
