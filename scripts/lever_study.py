@@ -50,6 +50,7 @@ import dev_suite  # noqa: E402  (a script beside this one: the suite's fit and s
 import uci_new_splits  # noqa: E402  (the UCI sets' new splits and their peers' CSV)
 
 from pilid.data.suite import SUITE, load_suite_table  # noqa: E402
+from pilid.models.row_rules import LAM_RANGE, SMOOTHNESS_RANGE, per_rows  # noqa: E402
 from pilid.tasks import LOWER_IS_BETTER  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -70,15 +71,17 @@ def gamma_rule(divisor: float, cap: int):
 
 
 def lam_rule(c: float):
-    """lam = c / n, clipped to [1e-6, 1e-2]: a penalty whose weight against the mean loss falls
-    as the rows grow (a fixed prior on the parameters against the summed loss)."""
-    return lambda n: {"lam": float(min(max(c / n, 1e-6), 1e-2))}
+    """lam = c / n, clipped to [1e-6, 1e-2] (`pilid.models.row_rules.per_rows`, the form of the
+    library's ``lam="rows"``, c = 5): a penalty whose weight against the mean loss falls as the
+    rows grow (a fixed prior on the parameters against the summed loss)."""
+    return lambda n: {"lam": per_rows(c, n, *LAM_RANGE)}
 
 
 def smooth_rule(c: float):
-    """smoothness = c / n, clipped to [1e-3, 10]: a fixed prior on the shapes' roughness against
+    """smoothness = c / n, clipped to [1e-3, 10] (`pilid.models.row_rules.per_rows`, the form of
+    the library's ``smoothness="rows"``, c = 500): a fixed prior on the shapes' roughness against
     the summed loss, i.e. a weight on the mean loss that grows as the rows shrink."""
-    return lambda n: {"smoothness": float(min(max(c / n, 1e-3), 10.0))}
+    return lambda n: {"smoothness": per_rows(c, n, *SMOOTHNESS_RANGE)}
 
 
 def resolve_rules(params: dict, n: int) -> dict:
