@@ -13,8 +13,15 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from sklearn.exceptions import NotFittedError  # noqa: E402
 
-from pilid import NITRegressor, PiLiBRegressor, PiLiDClassifier, PiLiDRegressor  # noqa: E402
+from pilid import (  # noqa: E402
+    MLPRegressor,
+    NITRegressor,
+    PiLiBRegressor,
+    PiLiDClassifier,
+    PiLiDRegressor,
+)
 from pilid.errors import PilidError  # noqa: E402
 from pilid.models.displays import MISSING_LABEL, InteractionDisplay, ShapeDisplay  # noqa: E402
 
@@ -236,7 +243,9 @@ def test_interaction_display_from_a_shuffled_grid_and_per_class_grids():
         InteractionDisplay.from_grid(two, "p", "q", ax=_axes(1)[0])
     picked = InteractionDisplay.from_grid(two, "p", "q", ax=_axes(1)[0], target="yes")
     assert (picked.values == 0).all()
-    with pytest.raises(PilidError, match="no interaction blocks"):
+    with pytest.raises(PilidError, match="no interaction blocks or pair terms"):
+        InteractionDisplay.from_estimator(MLPRegressor(), 0, 1)
+    with pytest.raises(NotFittedError):  # a PiLiD draws its interactions once fitted
         InteractionDisplay.from_estimator(PiLiDRegressor(), 0, 1)
 
 

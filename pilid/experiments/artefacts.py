@@ -88,8 +88,11 @@ def artefact_frames(estimator, split) -> dict[str, Any]:
         if isinstance(found, dict):
             table.insert(0, "class", [r[0] for r in rows])
         frames["interactions"] = table
-    if hasattr(estimator, "interaction_grid") and not by_class:
-        frames.update(_interaction_grids(estimator, split))
+    # Figure 5's grids: of a model that lists its interactions (PiLiB, NIT); a PiLiD's
+    # `interaction_grid` reads any pair, so there is no strongest pair to store
+    if hasattr(estimator, "interactions_") and hasattr(estimator, "interaction_grid"):
+        if not by_class:
+            frames.update(_interaction_grids(estimator, split))
     return frames
 
 

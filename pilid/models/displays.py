@@ -34,7 +34,13 @@ import pandas as pd
 
 from pilid.errors import PilidError
 
-__all__ = ["MISSING_LABEL", "InteractionDisplay", "ShapeDisplay", "plain_text"]
+__all__ = [
+    "MISSING_LABEL",
+    "InteractionDisplay",
+    "InteractionPlotMixin",
+    "ShapeDisplay",
+    "plain_text",
+]
 
 #: The tick label of the marker drawn for a feature's missing values (a row with ``x`` NaN).
 MISSING_LABEL = "NA"
@@ -533,11 +539,12 @@ class InteractionDisplay:
     def from_estimator(
         cls, estimator, i, j, grid: int = 50, X=None, ax=None, cmap="RdBu_r", target=None
     ):
-        """Draw a fitted PiLiB or NIT estimator's joint effect of features `i` and `j`.
+        """Draw a fitted estimator's joint effect of features `i` and `j`: a PiLiB's or NIT's
+        blocks, or a PiLiD's pair term (`pilid.models.pair_terms`).
 
         Parameters
         ----------
-        estimator : fitted PiLiB or NIT estimator
+        estimator : fitted PiLiB, NIT or PiLiD estimator
             Anything with ``interaction_grid(i, j, n, X)``.
         i, j : int or str
             The two features (column positions or names).
@@ -560,8 +567,8 @@ class InteractionDisplay:
         """
         if not callable(getattr(estimator, "interaction_grid", None)):
             raise PilidError(
-                f"{type(estimator).__name__} has no interaction blocks; draw the joint effect "
-                "of a fitted PiLiB or NIT estimator"
+                f"{type(estimator).__name__} has no interaction blocks or pair terms; draw the "
+                "joint effect of a fitted PiLiB, NIT or PiLiD estimator"
             )
         table = estimator.interaction_grid(i, j, n=grid, X=X)
         names = estimator._feature_names()
@@ -617,3 +624,21 @@ class InteractionDisplay:
         ax.set_title(title, **({} if title_size is None else {"fontsize": title_size}))
         self.ax_, self.figure_ = ax, ax.figure
         return self
+
+
+class InteractionPlotMixin:
+    """``plot_interaction`` for an estimator with ``interaction_grid`` (PiLiB and NIT: their
+    blocks; PiLiD: its pair terms)."""
+
+    def plot_interaction(
+        self, i, j, ax=None, grid: int = 50, X=None, cmap: str = "RdBu_r", target=None
+    ):
+        """Heat map of `interaction_grid(i, j)` (the paper's Figure 5); returns the axes.
+
+        ``target``: the class drawn, for a model of K > 2 classes (one grid per class).
+        ``pilid.models.displays.InteractionDisplay.from_estimator(self, i, j, ...)`` draws the
+        same and returns the display."""
+        display = InteractionDisplay.from_estimator(
+            self, i, j, grid=grid, X=X, ax=ax, cmap=cmap, target=target
+        )
+        return display.ax_

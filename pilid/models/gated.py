@@ -14,7 +14,6 @@ gates, orders and ``block_features_`` stay one per feature; the summaries skip N
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from collections.abc import Sequence
 
@@ -25,8 +24,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from pilid.errors import PilidError
 from pilid.models import bagging, multiclass
-from pilid.models.displays import InteractionDisplay
+from pilid.models.displays import InteractionPlotMixin
 from pilid.models.explanation import ExplainMixin
+from pilid.models.joint_grid import check_pair, grid_axis, keep_grid_rows
 from pilid.models.neural import BAG_CONSTRAINTS, BLOCK_LAYERS, NeuralEstimator
 from pilid.models.params import Number, Whole
 from pilid.models.sample_weight import weighted_mean_std
@@ -44,10 +44,6 @@ MIN_SHARE = 0.02
 MIN_INTERACTION = 0.05
 # Phase 1 waits until every gate is decided: P(gate != 0) <= 1 - DECIDED or >= DECIDED.
 DECIDED = 0.9
-# Rows of the training data kept for partial dependence in `interaction_grid`.
-N_BACKGROUND = 200
-# A feature with at most this many distinct values is gridded at its values.
-MAX_GRID_LEVELS = 64
 # The additive fit that separates a block's interaction from its main effects: rows used, and
 # quantile pieces per feature (piecewise-linear, Definitions 1-2).
 N_ADDITIVE_FIT = 5000
@@ -180,7 +176,7 @@ BLOCK_ATTRIBUTES_DOC = """
 """
 
 
-class BlockModel(ExplainMixin, NeuralEstimator):
+class BlockModel(InteractionPlotMixin, ExplainMixin, NeuralEstimator):
     """Shared machinery of PiLiB and NIT: gated blocks, the two phases, interaction summaries;
     `explain` / `plot_explanation` of single predictions (`pilid.models.explanation`)."""
 
@@ -267,18 +263,7 @@ class BlockModel(ExplainMixin, NeuralEstimator):
         rows = np.sort(rng.permutation(len(X))[:N_ADDITIVE_FIT])
         residual = _non_additive_spread(X[rows], g[rows], self.block_features_, self.categorical_)
         self.block_interaction_share_ = residual / total if total > 0 else np.zeros_like(spread)
-        self._grid_setup(X, rng)
-
-    def _grid_setup(self, X: np.ndarray, rng: np.random.Generator) -> None:
-        """What `interaction_grid` needs of the training rows `X`: background rows, ranges and
-        the values of features with few of them."""
-        self._background_X = X[np.sort(rng.permutation(len(X))[:N_BACKGROUND])]
-        self.x_min_ = np.nanmin(X, axis=0)  # missing values (NaN) skipped
-        self.x_max_ = np.nanmax(X, axis=0)
-        self._grid_values = []
-        for j in range(X.shape[1]):
-            values = np.unique(X[~np.isnan(X[:, j]), j])
-            self._grid_values.append(values if len(values) <= MAX_GRID_LEVELS else None)
+        keep_grid_rows(self, X, rng)  # what interaction_grid needs of the training rows
 
     def _collect(self) -> None:
         """A bag (``n_bags`` > 1, `pilid.models.bagging`): the members' common attributes, and
@@ -287,7 +272,8 @@ class BlockModel(ExplainMixin, NeuralEstimator):
             return super()._collect()  # K > 2 classes: the class members (their own bags)
         prep = self._bag[0]
         super()._collect()
-        self._grid_setup(prep.X[prep.train_idx], trial_rng(int(prep.seed), STREAM_BLOCK_SUMMARY))
+        rng = trial_rng(int(prep.seed), STREAM_BLOCK_SUMMARY)
+        keep_grid_rows(self, prep.X[prep.train_idx], rng)
 
     def _no_blocks_of_its_own(self, what: str) -> None:
         if self._multiclass():
@@ -303,15 +289,6 @@ class BlockModel(ExplainMixin, NeuralEstimator):
             )
 
     # ------------------------------------------------------------ interpretation
-    def _index(self, feature) -> int:
-        names = self._feature_names()
-        if isinstance(feature, numbers.Integral) and not isinstance(feature, bool):
-            if -len(names) <= feature < len(names):
-                return int(feature) % len(names)
-        elif isinstance(feature, str) and feature in names:
-            return names.index(feature)
-        raise PilidError(f"unknown feature {feature!r}; use an index < {len(names)} or a name")
-
     def active_blocks_(self, min_share: float = MIN_SHARE) -> np.ndarray:
         """Indices of the active blocks: order >= 1 and an output spread (std on the training
         rows) of at least `min_share` of the model output's. Not for a bag (see `estimators_`)."""
@@ -359,12 +336,6 @@ class BlockModel(ExplainMixin, NeuralEstimator):
         groups = sorted((g for g in groups if len(g) >= min_order), key=lambda g: (len(g), g))
         return [tuple(names[j] for j in g) for g in groups]
 
-    def _axis(self, j: int, n: int) -> np.ndarray:
-        values = self._grid_values[j]
-        if values is not None and len(values) <= n:
-            return values.astype(np.float64)
-        return np.linspace(self.x_min_[j], self.x_max_[j], n)
-
     def interaction_grid(self, i, j, n: int = 50, X=None) -> pd.DataFrame:
         """The learned joint effect of features i and j on a grid: DataFrame (x_a, x_b, value).
 
@@ -376,10 +347,7 @@ class BlockModel(ExplainMixin, NeuralEstimator):
         of K > 2 classes gives each class's grid, a first column ``class``.
         """
         if self._multiclass():
-            if self._index(i) == self._index(j):
-                raise PilidError(f"interaction_grid needs two different features; got {i!r} twice")
-            if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
-                raise PilidError(f"n={n!r} is invalid; use a whole number >= 2 grid points")
+            check_pair(self, i, j, n)
             grids = []
             for member in self.class_estimators_:
                 try:
@@ -396,13 +364,9 @@ class BlockModel(ExplainMixin, NeuralEstimator):
             grids = [ref.assign(value=0.0) if g is None else g for g in grids]
             return multiclass.class_table(self, grids)
         check_is_fitted(self, "x_min_")
-        a, b = self._index(i), self._index(j)
-        if a == b:
-            raise PilidError(f"interaction_grid needs two different features; got {i!r} twice")
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
-            raise PilidError(f"n={n!r} is invalid; use a whole number >= 2 grid points")
+        a, b = check_pair(self, i, j, n)
         background = self._background_X if X is None else self._validate_X(X, fit=False)
-        ga, gb = self._axis(a, n), self._axis(b, n)
+        ga, gb = grid_axis(self, a, n), grid_axis(self, b, n)
         A, Bv = np.meshgrid(ga, gb, indexing="ij")
         points = np.column_stack([A.ravel(), Bv.ravel()])
         grid = pd.DataFrame({"x_a": A.ravel(), "x_b": Bv.ravel()})
@@ -453,16 +417,3 @@ class BlockModel(ExplainMixin, NeuralEstimator):
                 )[0]
             value[s : s + step] = g.double().numpy().sum(1).reshape(len(part), r).mean(1)
         return self.y_scale_ * (value - self.block_offset_[blocks].sum())
-
-    def plot_interaction(
-        self, i, j, ax=None, grid: int = 50, X=None, cmap: str = "RdBu_r", target=None
-    ):
-        """Heat map of `interaction_grid(i, j)` (the paper's Figure 5); returns the axes.
-
-        ``target``: the class drawn, for a model of K > 2 classes (one grid per class).
-        ``pilid.models.displays.InteractionDisplay.from_estimator(self, i, j, ...)`` draws the
-        same and returns the display."""
-        display = InteractionDisplay.from_estimator(
-            self, i, j, grid=grid, X=X, ax=ax, cmap=cmap, target=target
-        )
-        return display.ax_

@@ -21,6 +21,7 @@ not seen in fit likewise (coded +inf internally, which `pilid.nn.piecewise.phi_c
 
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
@@ -320,6 +321,16 @@ class InputMixin:
         if names is not None:
             return [str(c) for c in names]
         return [f"x{j}" for j in range(self.n_features_in_)]
+
+    def _index(self, feature) -> int:
+        """The column position of `feature` (a position, negative ones too, or a name)."""
+        names = self._feature_names()
+        if isinstance(feature, numbers.Integral) and not isinstance(feature, bool):
+            if -len(names) <= feature < len(names):
+                return int(feature) % len(names)
+        elif isinstance(feature, str) and feature in names:
+            return names.index(feature)
+        raise PilidError(f"unknown feature {feature!r}; use an index < {len(names)} or a name")
 
     def _check_fitted_X(self, X) -> np.ndarray:
         check_is_fitted(self, "module_")

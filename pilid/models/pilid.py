@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from pilid.models import multiclass, shape_choice
+from pilid.models import multiclass, pair_effect, shape_choice
+from pilid.models.displays import InteractionPlotMixin
+from pilid.models.joint_grid import keep_grid_rows
 from pilid.models.monotone import (
     MONOTONE_ATTRIBUTE_DOC,
     MONOTONE_CONSTRAINTS,
@@ -36,6 +38,7 @@ from pilid.models.pair_choice import AUTO_PAIRS, fast_pairs
 from pilid.models.params import Choice, Number, ParamError, Whole
 from pilid.models.row_rules import ROWS
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
+from pilid.streams import STREAM_GRID_ROWS, trial_rng
 from pilid.train import Phase
 
 __all__ = [
@@ -228,6 +231,10 @@ _PILID_DOC = (
     + ADDITIVE_ATTRIBUTES_DOC
     + """    pairs_ : list of (str, str)
         The pairs of features with a pair term (``pairs``), by their names; [] for none.
+        `interaction_grid` / `plot_interaction` draw the model's interaction of any two
+        features (`pilid.models.pair_effect`).
+    x_min_, x_max_ : ndarray of shape (n_features_in_,)
+        Each feature's training range (the axes of `interaction_grid`).
     lam_, smoothness_ : float
         The penalty weights the fit trained with: ``lam`` and ``smoothness`` as numbers
         (``"rows"``: their value at the fit's rows; ``smoothness="auto"``: the chosen
@@ -248,7 +255,7 @@ _EXAMPLE = """
 """
 
 
-class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
+class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator):
     """PiLiD's hyper-parameters and training (Algorithm 1), shared by `PiLiDRegressor` and
     `PiLiDClassifier`; see their docstrings."""
 
@@ -327,6 +334,8 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         for the candidate that has them, `pilid.models.shape_choice`): `Prepared.pairs` and
         ``pairs_``."""
         prep = super()._prepare(X, y, sample_weight)
+        # what `interaction_grid` needs of the training rows (a background, the ranges)
+        keep_grid_rows(self, prep.X[prep.train_idx], trial_rng(prep.seed, STREAM_GRID_ROWS))
         k = AUTO_PAIRS if self.pairs == "auto" else int(self.pairs)
         self.pairs_ = []
         if self.pairs == "auto" and not shape_choice.has_rows_to_choose_on(self, prep):
@@ -355,6 +364,14 @@ class PiLiDBase(MonotoneMixin, ShapeMixin, NeuralEstimator):
         names = self._feature_names()
         self.pairs_ = [(names[a], names[b]) for a, b in found]
         return dataclasses.replace(prep, pairs=found) if len(found) else prep
+
+    def interaction_grid(self, i, j, n: int = 50, X=None):
+        """The model's interaction of features `i` and `j` on an n x n grid: DataFrame (x_a,
+        x_b, value; a bag adds std, lower, upper), in output units: the partial dependence on
+        both less the two single ones (`pilid.models.pair_effect`), what the MLP and the pair
+        terms do together beyond the shapes; `plot_interaction` draws it. `X`: the rows the
+        partial dependence averages over (default: up to 200 training rows kept at fit)."""
+        return pair_effect.interaction_grid(self, i, j, n=n, X=X)
 
     def _phases(self) -> list[Phase]:
         """Algorithm 1's one phase, or ``schedule="additive_first"``'s two (see ``schedule``)."""
