@@ -137,3 +137,62 @@ def test_a_fixed_smoothness_after_auto_drops_the_old_choice():
     model.set_params(smoothness=0.1).fit(X, y)
     assert model.smoothness_ == 0.1
     assert not hasattr(model, "shape_choice_")
+
+
+def _pair_data(n=800, seed=3):
+    """Four features, y = x0 x1 + x2 x3 / 2 + x0 + noise: two pairs worth a term."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    return X, X[:, 0] * X[:, 1] + X[:, 2] * X[:, 3] / 2 + X[:, 0] + 0.2 * rng.normal(size=n)
+
+
+def test_a_list_of_pair_counts_chooses_among_them_each_its_first_pairs():
+    """``pairs=[0, 1, 2]``: three candidates, each FAST's first k pairs, the one of lowest
+    validation loss kept; each equals the model fitted with its k pairs fixed."""
+    X, y = _pair_data()
+    params = {**SMALL, "gamma": 6}
+    model = PiLiDRegressor(**{**params, "pairs": [2, 0, 1, 1]}).fit(X, y)
+    table = model.shape_choice_
+    assert table["pairs"].tolist() == [0, 1, 2]
+    best = int(np.argmin(table["val_loss"]))
+    assert table["chosen"].tolist() == [i == best for i in range(3)]
+    two = PiLiDRegressor(**{**params, "pairs": 2}).fit(X, y)
+    assert len(two.pairs_) == 2
+    assert model.pairs_ == two.pairs_[:best]  # FAST's first pairs, the ranking of pairs=2
+    fixed = PiLiDRegressor(**{**params, "pairs": best}).fit(X, y)
+    np.testing.assert_allclose(model.predict(X), fixed.predict(X), rtol=1e-6)
+    assert best > 0  # the planted products are worth a term
+
+
+def test_pairs_auto_is_the_list_of_none_and_auto_pairs():
+    from pilid.models.pair_choice import AUTO_PAIRS
+    from pilid.models.shape_choice import pair_counts
+
+    assert pair_counts("auto") == (0, AUTO_PAIRS) and pair_counts(3) is None
+    X, y = _pair_data(n=500, seed=4)
+    auto = PiLiDRegressor(**{**SMALL, "pairs": "auto"}).fit(X, y)
+    listed = PiLiDRegressor(**{**SMALL, "pairs": [0, AUTO_PAIRS]}).fit(X, y)
+    np.testing.assert_array_equal(auto.predict(X), listed.predict(X))
+    # four features have six pairs: 10 and 30 both mean all six, one candidate
+    many = PiLiDRegressor(**{**SMALL, "pairs": [0, AUTO_PAIRS, 30]}).fit(X, y)
+    assert many.shape_choice_["pairs"].tolist() == [0, 6]
+
+
+def test_a_list_without_rows_to_choose_on_takes_the_fewest_and_k_classes_none():
+    X, y = _pair_data(n=400, seed=5)
+    one = {**SMALL, "n_bags": 1, "patience": None}
+    model = PiLiDRegressor(**{**one, "pairs": [2, 3]}).fit(X, y)
+    assert len(model.pairs_) == 2 and not hasattr(model, "shape_choice_")
+    np.testing.assert_array_equal(
+        model.predict(X), PiLiDRegressor(**{**one, "pairs": 2}).fit(X, y).predict(X)
+    )
+    labels = np.digitize(y, [-0.5, 0.5])  # three classes: no candidate with pairs
+    many = PiLiDClassifier(**{**SMALL, "n_bags": 1, "pairs": [0, 2]}).fit(X, labels)
+    assert many.pairs_ == []
+
+
+@pytest.mark.parametrize("pairs", [[], [-1, 2], ["a"], [1.5], "many"])
+def test_a_bad_list_of_pair_counts_gets_one_line(pairs):
+    X, y = _pair_data(n=100)
+    with pytest.raises(PilidError, match="pairs"):
+        PiLiDRegressor(**{**SMALL, "pairs": pairs}).fit(X, y)

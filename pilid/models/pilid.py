@@ -34,8 +34,8 @@ from pilid.models.neural import (
     RegressorOutput,
     ShapeMixin,
 )
-from pilid.models.pair_choice import AUTO_PAIRS, fast_pairs
-from pilid.models.params import Choice, Number, ParamError, Whole
+from pilid.models.pair_choice import fast_pairs
+from pilid.models.params import Choice, Number, ParamError, Satisfies, Whole, is_whole
 from pilid.models.row_rules import ROWS
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.streams import STREAM_GRID_ROWS, trial_rng
@@ -202,7 +202,7 @@ _PILID_DOC = (
         with the lower loss on rows it did not train on (those held out for early stopping and,
         in a bag, the out-of-bag rows) is kept (``gamma_``, ``smoothness_``; ``shape_choice_``
         lists both); needs ``patience`` (held-out rows) or ``n_bags`` > 1.
-    pairs : int or "auto", default="auto"
+    pairs : int, "auto" or list of int, default="auto"
         Explicit pairwise piecewise-linear terms (beyond the paper; GA2M's pair terms) for the
         ``pairs`` pairs of features that FAST ranks first on the training rows
         (`pilid.models.pair_choice`): each pair gets a bilinear function on the grid of the two
@@ -212,8 +212,10 @@ _PILID_DOC = (
         Features with a monotone constraint take part in no pair. 0: none [the paper's].
         ``"auto"``: chosen by inner validation as for ``smoothness``, between none and
         `pilid.models.pair_choice.AUTO_PAIRS` (``shape_choice_``); with no rows to choose on
-        (``patience=None`` and ``n_bags=1``) none. Regression or two classes (with K > 2
-        classes ``"auto"`` has no candidate with pairs).
+        (``patience=None`` and ``n_bags=1``) none. A list of numbers, e.g. ``[0, 10, 30]``:
+        chosen among those the same way (FAST's first k pairs for each k; with no rows to
+        choose on, the fewest). Regression or two classes (with K > 2 classes ``"auto"`` or
+        a list has no candidate with pairs).
     verbose : bool, default=False
         A progress bar with the epoch losses.
     n_bags : int, default=16
@@ -255,6 +257,19 @@ _EXAMPLE = """
 """
 
 
+def _pair_counts(value) -> bool:
+    """Whether `value` is a non-empty list of whole numbers >= 0 (``pairs`` to choose among)."""
+    return (
+        isinstance(value, list | tuple)
+        and len(value) > 0
+        and all(is_whole(k) and k >= 0 for k in value)
+    )
+
+
+#: ``pairs`` as a list: the numbers of pair terms inner validation chooses among.
+PAIR_COUNTS = Satisfies(_pair_counts, "a list of whole numbers >= 0 to choose among, e.g. [0, 10]")
+
+
 class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator):
     """PiLiD's hyper-parameters and training (Algorithm 1), shared by `PiLiDRegressor` and
     `PiLiDClassifier`; see their docstrings."""
@@ -271,7 +286,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         "deep_categorical": [Choice(DEEP_CATEGORICAL)],
         "lam": [Number(0, None, closed="left"), Choice((ROWS,))],  # "rows": 5 / n
         "smoothness": [Number(0, None, closed="left"), Choice(("auto", ROWS))],
-        "pairs": [Whole(0), Choice(("auto",))],
+        "pairs": [Whole(0), Choice(("auto",)), PAIR_COUNTS],
     }
 
     def __init__(
@@ -336,14 +351,15 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         prep = super()._prepare(X, y, sample_weight)
         # what `interaction_grid` needs of the training rows (a background, the ranges)
         keep_grid_rows(self, prep.X[prep.train_idx], trial_rng(prep.seed, STREAM_GRID_ROWS))
-        k = AUTO_PAIRS if self.pairs == "auto" else int(self.pairs)
+        counts = shape_choice.pair_counts(self.pairs)  # None: a number, no choice
+        k = int(self.pairs) if counts is None else max(counts)
         self.pairs_ = []
-        if self.pairs == "auto" and not shape_choice.has_rows_to_choose_on(self, prep):
-            return prep  # nothing to choose on (patience=None, one model): no pair terms
+        if counts is not None and not shape_choice.has_rows_to_choose_on(self, prep):
+            k = min(counts)  # nothing to choose on (patience=None, one model): the fewest
         if k == 0:
             return prep
         if multiclass.is_multiclass(self):
-            if self.pairs == "auto":  # K > 2 classes: no candidate with pairs
+            if counts is not None:  # K > 2 classes: no candidate with pairs
                 return prep
             raise ParamError(
                 "pairs", self.pairs, "pair terms take a regression target or two classes; use 0"

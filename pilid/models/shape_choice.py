@@ -28,6 +28,7 @@ together, and on few rows even then they lose to few pieces. Explicit pair terms
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -46,6 +47,7 @@ __all__ = [
     "chooses",
     "collect",
     "has_rows_to_choose_on",
+    "pair_counts",
 ]
 
 #: The pieces per feature of the smooth candidate when ``gamma="auto"``.
@@ -56,11 +58,22 @@ SMOOTH_PIECES = 40
 SMOOTH_WEIGHT = 0.1
 
 
+def pair_counts(pairs) -> tuple[int, ...] | None:
+    """The numbers of pair terms an estimator's ``pairs`` chooses among, ascending: ``"auto"``,
+    0 and `AUTO_PAIRS`; a list of whole numbers, those; a number (no choice), None."""
+    if isinstance(pairs, str):
+        return (0, AUTO_PAIRS) if pairs == "auto" else None
+    if isinstance(pairs, Sequence):
+        return tuple(sorted({int(k) for k in pairs}))
+    return None
+
+
 def candidates(gamma, smoothness="auto", pairs=0) -> list[dict]:
     """The candidates' parameters for an estimator's ``gamma``, ``smoothness`` and ``pairs``
-    (only those set to ``"auto"`` vary): ``smoothness="auto"``, its own pieces unpenalised and
-    `SMOOTH_PIECES` (``gamma="auto"``) or its gamma with ``smoothness=SMOOTH_WEIGHT``;
-    ``pairs="auto"``, 0 and `AUTO_PAIRS` pairs; both: every combination, pieces first."""
+    (only those set to ``"auto"``, or ``pairs`` to a list, vary): ``smoothness="auto"``, its own
+    pieces unpenalised and `SMOOTH_PIECES` (``gamma="auto"``) or its gamma with
+    ``smoothness=SMOOTH_WEIGHT``; ``pairs``, each number of `pair_counts` (``"auto"``: 0 and
+    `AUTO_PAIRS`); both: every combination, pieces first."""
     shapes = [{}]
     if smoothness == "auto":
         smooth_gamma = SMOOTH_PIECES if isinstance(gamma, str) else gamma
@@ -68,7 +81,8 @@ def candidates(gamma, smoothness="auto", pairs=0) -> list[dict]:
             {"gamma": gamma, "smoothness": 0.0},
             {"gamma": smooth_gamma, "smoothness": SMOOTH_WEIGHT},
         ]
-    terms = [{"pairs": 0}, {"pairs": AUTO_PAIRS}] if pairs == "auto" else [{}]
+    counts = pair_counts(pairs)
+    terms = [{}] if counts is None else [{"pairs": k} for k in counts]
     return [{**shape, **term} for shape in shapes for term in terms]
 
 
@@ -81,8 +95,9 @@ def smoothness_is_auto(est) -> bool:
 
 
 def is_auto(est) -> bool:
-    """Whether `est` chooses among candidates (``smoothness`` or ``pairs`` is ``"auto"``)."""
-    return smoothness_is_auto(est) or getattr(est, "pairs", 0) == "auto"
+    """Whether `est` chooses among candidates (``smoothness`` is ``"auto"``, or ``pairs``
+    ``"auto"`` or a list of numbers)."""
+    return smoothness_is_auto(est) or pair_counts(getattr(est, "pairs", 0)) is not None
 
 
 def has_rows_to_choose_on(est, prep) -> bool:
@@ -120,9 +135,13 @@ def candidate_members(est, prep) -> list[tuple]:
     members, units = [], []
     pairs = getattr(est, "pairs", 0)
     smoothness = getattr(est, "smoothness", 0.0)
-    choices = candidates(est.gamma, smoothness, pairs if prep.pairs is not None else 0)
-    if pairs == "auto" and prep.pairs is None:  # no pair found (or K > 2 classes): none
-        choices = [{**choice, "pairs": 0} for choice in choices]
+    found = 0 if prep.pairs is None else len(prep.pairs)  # none found (or K > 2 classes): 0
+    choices = []
+    for choice in candidates(est.gamma, smoothness, pairs):
+        if "pairs" in choice:  # as many pairs as were found at most; each count once
+            choice = {**choice, "pairs": min(int(choice["pairs"]), found)}
+        if choice not in choices:
+            choices.append(choice)
     for choice in choices:
         member = clone(est).set_params(**choice)
         member.__dict__.update(shared)
@@ -139,6 +158,9 @@ def candidate_members(est, prep) -> list[tuple]:
         if choice.get("pairs") == 0:
             member.pairs_ = []
             data = dataclasses.replace(data, pairs=None)
+        elif "pairs" in choice:  # FAST's first pairs (`pilid.models.pair_choice.fast_pairs`)
+            member.pairs_ = list(est.pairs_[: choice["pairs"]])
+            data = dataclasses.replace(data, pairs=prep.pairs[: choice["pairs"]])
         members.append(member)
         units += member._members(data)
     est._candidates = (prep, members)
