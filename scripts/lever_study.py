@@ -77,11 +77,12 @@ def lam_rule(c: float):
     return lambda n: {"lam": per_rows(c, n, *LAM_RANGE)}
 
 
-def smooth_rule(c: float):
-    """smoothness = c / n, clipped to [1e-3, 10] (`pilid.models.row_rules.per_rows`, the form of
+def smooth_rule(c: float, floor: float = SMOOTHNESS_RANGE[0]):
+    """smoothness = c / n, clipped to [floor, 10] (`pilid.models.row_rules.per_rows`, the form of
     the library's ``smoothness="rows"``, c = 500): a fixed prior on the shapes' roughness against
-    the summed loss, i.e. a weight on the mean loss that grows as the rows shrink."""
-    return lambda n: {"smoothness": per_rows(c, n, *SMOOTHNESS_RANGE)}
+    the summed loss, i.e. a weight on the mean loss that grows as the rows shrink; ``floor``
+    keeps the weight from falling below a constant on many rows."""
+    return lambda n: {"smoothness": per_rows(c, n, floor, SMOOTHNESS_RANGE[1])}
 
 
 def resolve_rules(params: dict, n: int) -> dict:
@@ -158,6 +159,30 @@ VARIANTS = {
     # fidelity floor once the purification carries the penalty (scripts/bands_coverage.py)
     "gamma40_smooth_rows_lam_rows_pairs_auto": (
         {"gamma": 40, "pairs": "auto"},
+        lambda n: {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)},
+    ),
+    # the same with the weight never below 0.1 (the best constant weight of the screening,
+    # `pilid.models.shape_choice.SMOOTH_WEIGHT`): 500 / n below 5,000 rows, 0.1 above
+    "gamma40_smooth_rows_floor0.1_lam_rows_pairs_auto": (
+        {"gamma": 40, "pairs": "auto"},
+        lambda n: {**smooth_rule(500.0, floor=0.1)(n), **lam_rule(5.0)(n)},
+    ),
+    # the library's variant with 30 fixed pair terms (no choice), and with a longer training
+    # (300 epochs, patience 20): levers for the tables where trees win (mlc_churn), screened on
+    # `SCREEN_SPLITS`
+    "gamma40_smooth_rows_lam_rows_pairs30": (
+        {"gamma": 40, "pairs": 30},
+        lambda n: {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)},
+    ),
+    "gamma40_smooth_rows_lam_rows_pairs_auto_epochs300": (
+        {"gamma": 40, "pairs": "auto", "epochs": 300, "patience": 20},
+        lambda n: {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)},
+    ),
+    # the library's variant choosing among 0, 10 and 30 pair terms by inner validation
+    # (``pairs=[0, 10, 30]``; ``"auto"`` is [0, 10]): 30 fixed pairs helped mlc_churn, hmda and
+    # computers on the screening splits and cost the others
+    "gamma40_smooth_rows_lam_rows_pairs_0_10_30": (
+        {"gamma": 40, "pairs": (0, 10, 30)},
         lambda n: {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)},
     ),
 }

@@ -284,6 +284,7 @@ def test_the_guide_states_the_committed_confirmation_run():
         "gamma40_smooth0.1_lam_rows_pairs_auto",
         "gamma40_smooth0.1_lam_rows_pairs_auto_both",
         "gamma40_smooth_rows_lam_rows_pairs_auto",
+        "gamma40_smooth_rows_floor0.1_lam_rows_pairs_auto",
     }
     summary = study.summarise(levers, suite.read_results(suite.OUT))
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
