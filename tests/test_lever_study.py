@@ -748,3 +748,56 @@ def test_the_readme_states_the_defaults_change_on_the_suite():
         f"{o['pilid']:.2f} against {o['ebm']:.2f} and {o['lightgbm']:.2f})" in readme
     )
     assert r.idxmin() == "pilid" and new["wins"] < 2 * new["compared"] / 3  # "miss two thirds"
+
+
+def test_the_guide_states_the_levers_measured_since():
+    """The guide's "Levers measured since" from levers.csv and levers_uci.csv."""
+    study = load_script("lever_study")
+    suite = load_script("dev_suite")
+    peers = suite.read_results(suite.OUT)
+    levers = pd.read_csv(study.OUT)
+    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    floor, library = "gamma40_smooth_rows_floor0.1_lam_rows_pairs_auto", study.LIBRARY_VARIANT
+    five = study.on_splits(levers, study.SUITE_SPLITS)
+    summary = study.summarise(five[five["variant"].isin([floor, library])], peers)
+    assert f"beats EBM on {_ebm(summary.loc[floor])} tables, one more than the defaults" in guide
+    assert summary.loc[floor, "beats_ebm"] == summary.loc[library, "beats_ebm"] + 1
+    cell = five.set_index(["variant", "table", "split"])["value"].sort_index()
+    ebm = peers[peers["model"] == "ebm"].set_index(["table", "split"])["value"]
+    cps = pd.DataFrame({v: cell[v, "cps1988"] for v in (floor, library)})
+    cps["ebm"] = ebm["cps1988"]
+    assert (
+        f"cps1988's mean MSE falls from {cps[library].mean():.4f} to {cps[floor].mean():.4f}, "
+        f"below EBM's {cps['ebm'].mean():.4f}" in guide
+    )
+    behind, won = int((cps[floor] > cps[library]).sum()), int((cps[floor] < cps["ebm"]).sum())
+    assert won == int((cps[library] < cps["ebm"]).sum())
+    stated = f"behind the defaults on cps1988 in {behind} of 5 splits and beats EBM on {won} of 5"
+    assert stated in guide
+    uci = pd.read_csv(study.OUT_UCI).groupby(["variant", "table"])["value"].mean()
+    assert (
+        f"bike MSE {uci[library, 'bike']:.4f} -> {uci[floor, 'bike']:.4f} and bank AUC "
+        f"{uci[library, 'bank']:.4f} -> {uci[floor, 'bank']:.4f}" in guide
+    )
+    means = five.groupby(["variant", "table"])["value"].mean()
+    assert (
+        f"deliveries {means[library, 'deliveries']:.4f} -> {means[floor, 'deliveries']:.4f}"
+        in guide
+    )
+    both = "gamma40_smooth0.1_lam_rows_pairs_auto_both"
+    large = five[(five["variant"] == floor) & (five["n_train"] >= 5000)]
+    rows = zip(large["table"], large["split"], large["value"])
+    same = [cell[both, t, s] == v for t, s, v in rows]
+    assert f"({sum(same)} of {len(same)} compared; the same parameters there)" in guide
+    assert all(same)
+    assert (
+        f"diamonds and hotel_rates MSE are {means[both, 'diamonds']:.4f} and "
+        f"{means[both, 'hotel_rates']:.4f} against the defaults' "
+        f"{means[library, 'diamonds']:.4f} and {means[library, 'hotel_rates']:.4f}" in guide
+    )
+    screen = study.on_splits(levers, study.SCREEN_SPLITS)
+    churn = screen[screen["table"] == "mlc_churn"].groupby("variant")["value"].mean()
+    assert (
+        f"better on mlc_churn (AUC {churn['gamma40_smooth_rows_lam_rows_pairs30']:.4f} against "
+        f"the defaults' {churn[library]:.4f} there)" in guide
+    )
