@@ -285,6 +285,7 @@ def test_the_guide_states_the_committed_confirmation_run():
         "gamma40_smooth0.1_lam_rows_pairs_auto_both",
         "gamma40_smooth_rows_lam_rows_pairs_auto",
         "gamma40_smooth_rows_floor0.1_lam_rows_pairs_auto",
+        "gamma40_smooth_rows_lam_rows_pairs_0_10_30",
     }
     summary = study.summarise(levers, suite.read_results(suite.OUT))
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
@@ -801,3 +802,14 @@ def test_the_guide_states_the_levers_measured_since():
         f"better on mlc_churn (AUC {churn['gamma40_smooth_rows_lam_rows_pairs30']:.4f} against "
         f"the defaults' {churn[library]:.4f} there)" in guide
     )
+    # 0, 10 or 30 pairs by inner validation, five splits and the UCI new splits
+    listed = "gamma40_smooth_rows_lam_rows_pairs_0_10_30"
+    assert (
+        f"mlc_churn (AUC {means[library, 'mlc_churn']:.4f} -> {means[listed, 'mlc_churn']:.4f}, "
+        f"EBM {ebm['mlc_churn'].mean():.4f})" in guide
+    )
+    summary = study.summarise(five[five["variant"].isin([listed, library])], peers)
+    assert summary.loc[listed, "beats_ebm"] == summary.loc[library, "beats_ebm"]
+    assert f"EBM is beaten on {_ebm(summary.loc[listed])} tables, as by the defaults" in guide
+    for table in ("bank", "spambase"):
+        assert f"{table} ({uci[library, table]:.4f} -> {uci[listed, table]:.4f}" in guide
