@@ -59,9 +59,6 @@ DEFAULTS = {
         "lam": lam_rule(5.0),
         "pairs": "auto",
     },
-    # the library's defaults choosing among 0, 10 and 30 pair terms (the development suite's
-    # ``gamma40_smooth_rows_lam_rows_pairs_0_10_30``)
-    "library_pairs_0_10_30": {**LIBRARY_DEFAULTS, "pairs": [0, 10, 30]},
 }
 
 
