@@ -15,7 +15,7 @@ STREAM_ADDITIVE        3  w of the additive part with init="gaussian"           
 STREAM_NOISE           4  reserved (never drawn; kept so the id is not reused)  -
 STREAM_BLOCK_SUMMARY   7  rows for the block summaries of PiLiB/NIT (NumPy)     models.gated
 STREAM_BAG             8  a bag member's seed and bootstrap rows (NumPy)        models.bagging
-STREAM_GRID_ROWS       9  training rows kept for PiLiD's pair-term grid (NumPy)  models.pilid
+STREAM_GRID_ROWS       9  rows kept for PiLiD's interaction_grid (NumPy)        models.pilid
 STREAM_GATE_INIT      16  jitter of the gates' initial log_alpha                nn.gates
 STREAM_GATE_NOISE     17  the gates' hard-concrete noise in training            nn.gates
 ====================  ==  ====================================================  ===============

@@ -540,7 +540,8 @@ class InteractionDisplay:
         cls, estimator, i, j, grid: int = 50, X=None, ax=None, cmap="RdBu_r", target=None
     ):
         """Draw a fitted estimator's joint effect of features `i` and `j`: a PiLiB's or NIT's
-        blocks, or a PiLiD's pair term (`pilid.models.pair_terms`).
+        blocks, or a PiLiD's interaction of the two (its MLP and pair terms together,
+        `pilid.models.pair_effect`).
 
         Parameters
         ----------
@@ -628,7 +629,7 @@ class InteractionDisplay:
 
 class InteractionPlotMixin:
     """``plot_interaction`` for an estimator with ``interaction_grid`` (PiLiB and NIT: their
-    blocks; PiLiD: its pair terms)."""
+    blocks; PiLiD: its MLP and pair terms together, `pilid.models.pair_effect`)."""
 
     def plot_interaction(
         self, i, j, ax=None, grid: int = 50, X=None, cmap: str = "RdBu_r", target=None
