@@ -813,3 +813,21 @@ def test_the_guide_states_the_levers_measured_since():
     assert f"EBM is beaten on {_ebm(summary.loc[listed])} tables, as by the defaults" in guide
     for table in ("bank", "spambase"):
         assert f"{table} ({uci[library, table]:.4f} -> {uci[listed, table]:.4f}" in guide
+    # the wider MLPs on the screening splits
+    wide = screen[screen["variant"].str.endswith("_mlp128_64")]
+    base = screen[(screen["variant"] == library) & screen["table"].isin(set(wide["table"]))]
+    lower = wide["metric"].map(LOWER_IS_BETTER).groupby(wide["table"]).first()
+    gain = (wide.groupby("table")["value"].mean() - base.groupby("table")["value"].mean()) * (
+        np.where(lower, -1, 1)
+    )
+    assert (
+        f"better than the (64, 32) defaults on {(gain > 0).sum()} of {len(gain)} tables and "
+        f"worse on {(gain < 0).sum()}, none by more than 0.002" in guide
+    )
+    assert gain.abs().max() < 0.002
+    wider = wide["variant"].iloc[0]
+    both_wide = study.summarise(screen[screen["variant"].isin([wider, library])], peers)
+    assert (
+        f"beats EBM on {_ebm(both_wide.loc[wider])} there against the defaults' "
+        f"{int(both_wide.loc[library, 'beats_ebm'])}" in guide
+    )
