@@ -93,6 +93,9 @@ def test_predictions_are_those_of_pilid_refit_with_the_best_pair(fitted):
         model.feature_contributions(X_test), refit.feature_contributions(X_test), atol=1e-6
     )
     pd.testing.assert_frame_equal(model.shape_functions(), refit.shape_functions(), atol=1e-6)
+    pd.testing.assert_frame_equal(
+        model.interaction_grid("a", "b", n=4), refit.interaction_grid("a", "b", n=4), atol=1e-6
+    )
     assert model.score(X, y) == pytest.approx(refit.score(X, y), abs=1e-6)
     assert model.n_features_in_ == 2
     assert model.feature_names_in_.tolist() == ["a", "b"]

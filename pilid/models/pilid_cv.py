@@ -5,7 +5,8 @@
 from a grid, by K-fold cross-validation on the rows passed to `fit` alone (scikit-learn's
 `GridSearchCV`), then refit `pilid.models.pilid.PiLiDRegressor` / `PiLiDClassifier` with the best
 pair on all of those rows. Prediction and the interpretation API (`shape_functions`,
-`feature_contributions`, `plot_shapes`, `decompose`) are the refit model's (`best_estimator_`).
+`feature_contributions`, `plot_shapes`, `decompose`, `interaction_grid`, `plot_interaction`) are
+the refit model's (`best_estimator_`).
 """
 
 from __future__ import annotations
@@ -407,6 +408,16 @@ class PiLiDCVBase(BaseEstimator):
         """`best_estimator_.plot_shapes`: one panel per feature's u_j; returns the axes."""
         return self._fitted().plot_shapes(features=features, ax=ax, ncols=ncols)
 
+    def interaction_grid(self, i, j, n: int = 50, X=None):
+        """`best_estimator_.interaction_grid`: the model's interaction of features `i` and `j`
+        on a grid (`pilid.models.pair_effect`)."""
+        return self._fitted().interaction_grid(i, j, n=n, X=X)
+
+    def plot_interaction(self, i, j, ax=None, grid: int = 50, X=None, cmap: str = "RdBu_r"):
+        """`best_estimator_.plot_interaction`: the heat map of `interaction_grid`; returns the
+        axes."""
+        return self._fitted().plot_interaction(i, j, ax=ax, grid=grid, X=X, cmap=cmap)
+
 
 def _params_text(params: dict) -> str:
     """``gamma=5, lam=0.001`` for a grid point."""
@@ -432,7 +443,8 @@ _CV_DOC = """
     The grid is searched by K-fold cross-validation on the rows given to `fit` alone
     (scikit-learn's `GridSearchCV`), then {name} is refit with the best point on all of them.
     Prediction, `score`, `decompose`, `feature_contributions`, `shape_functions`, `plot_shapes`,
-    `n_features_in_` and `feature_names_in_` are the refit model's. ``fit(X, y, sample_weight)``
+    `interaction_grid`, `plot_interaction`, `n_features_in_` and `feature_names_in_` are the
+    refit model's. ``fit(X, y, sample_weight)``
     weights every candidate's fit, each fold's score and the refit.
 
     Parameters
