@@ -235,7 +235,7 @@ _PILID_DOC = (
         The pairs of features with a pair term (``pairs``), by their names; [] for none.
         `interaction_grid` / `plot_interaction` draw the model's interaction of any two
         features (`pilid.models.pair_effect`).
-    x_min_, x_max_ : ndarray of shape (n_features_in_,)
+    x_min_, x_max_ : ndarray of shape (n_features,)
         Each feature's training range (the axes of `interaction_grid`).
     lam_, smoothness_ : float
         The penalty weights the fit trained with: ``lam`` and ``smoothness`` as numbers
