@@ -20,8 +20,9 @@ mean over its members (the bag's own I, partial dependence being linear in the o
 spread (``std``, ``lower``, ``upper``; `pilid.models.bagging.BAND_PERCENTILES`), as its shapes
 have. K > 2 classes: one grid per class logit, a first column ``class``.
 
-Cost: (n^2 + 4 n + 3 r) r rows through each member, r <= 200 kept rows: a few seconds per member
-at the default n = 50 (a smaller ``n`` or ``X`` of fewer rows is faster).
+Cost: (n^2 + 4 n + 3 r) r rows through each member, r <= 200 kept rows: about a second per
+member at the default n = 50 with 4 features on one CPU core, more with more features (a smaller
+``n`` or ``X`` of fewer rows is faster).
 """
 
 from __future__ import annotations
