@@ -22,37 +22,49 @@ from hydra import compose, initialize_config_dir
 from pilid.config import CONF_DIR
 from pilid.experiments.setting import setting_id
 from pilid.report.records import load_records
-from pilid.report.stats import shared_units
+from pilid.report.stats import paired_ttest, shared_units
 from pilid.tasks import LOWER_IS_BETTER
 
 DATA = ("bike", "bank", "spambase", "skill")
 
 
+def arm_ids(experiment: str, arms) -> dict:
+    """The setting id of ``experiment=<experiment> data=<data> model=<model>`` for each
+    ``(data, model)`` of `arms`, composed under one Hydra start."""
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return {
+            (data, model): setting_id(
+                compose(
+                    "config",
+                    overrides=[f"experiment={experiment}", f"data={data}", f"model={model}"],
+                )
+            )
+            for data, model in arms
+        }
+
+
 def arm_id(experiment: str, data: str, model: str) -> str:
     """The setting id of ``experiment=<experiment> data=<data> model=<model>``."""
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        overrides = [f"experiment={experiment}", f"data={data}", f"model={model}"]
-        return setting_id(compose("config", overrides=overrides))
+    return arm_ids(experiment, [(data, model)])[data, model]
 
 
-def compare(records, experiment: str, data: str, first: str, second: str) -> dict:
-    """The paired comparison of two models on one data set (see the module's docstring)."""
-    arms = [records[records["setting_id"] == arm_id(experiment, data, m)] for m in (first, second)]
+def compare(records, data: str, first_id: str, second_id: str) -> dict:
+    """The paired comparison of two settings on one data set (see the module's docstring):
+    `pilid.report.stats.paired_ttest` over the trials both have."""
+    arms = [records[records["setting_id"] == sid] for sid in (first_id, second_id)]
     pairs = shared_units(*arms, block=())
     a, b = pairs["value_a"].to_numpy(), pairs["value_b"].to_numpy()
     metric = arms[0]["metric"].iloc[0] if len(arms[0]) else "mse"
-    diff = a - b
-    n = len(diff)
-    better = (diff < 0) if LOWER_IS_BETTER[metric] else (diff > 0)
-    se = float(diff.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+    test = paired_ttest(a, b)
+    better = (a < b) if LOWER_IS_BETTER[metric] else (a > b)
     return {
         "data": data,
         "metric": metric,
-        "trials": n,
-        "first": float(a.mean()) if n else math.nan,
-        "second": float(b.mean()) if n else math.nan,
-        "diff": float(diff.mean()) if n else math.nan,
-        "se": se,
+        "trials": test.n,
+        "first": test.mean_a,
+        "second": test.mean_b,
+        "diff": test.mean_diff,
+        "se": test.std_diff / math.sqrt(test.n) if test.n > 1 else math.nan,
         "first_better": int(np.sum(better)),
     }
 
@@ -66,8 +78,9 @@ def main(argv=None) -> int:
     parser.add_argument("--results", default="results/records")
     args = parser.parse_args(argv)
     records = load_records(args.results)
+    ids = arm_ids(args.experiment, [(d, m) for d in args.data for m in (args.first, args.second)])
     for data in args.data:
-        row = compare(records, args.experiment, data, args.first, args.second)
+        row = compare(records, data, ids[data, args.first], ids[data, args.second])
         if row["trials"] == 0:
             print(f"{data}: no trials that both {args.first} and {args.second} have")
             continue
