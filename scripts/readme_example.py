@@ -29,7 +29,7 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 
 from pilid import PiLiDRegressor  # noqa: E402
 from pilid.data import load_dataset  # noqa: E402
-from pilid.models.fidelity import estimator_fidelity  # noqa: E402
+from pilid.models.fidelity import estimator_fidelity, shape_fidelity  # noqa: E402
 
 #: Grid points per feature of the interaction figure.
 GRID = 25
@@ -37,17 +37,16 @@ GRID = 25
 
 def interaction_fidelity(model, truth, X_train: np.ndarray, a: int, b: int) -> tuple:
     """The model's interaction of features a and b (`interaction_grid`) against the true pair
-    term on the same grid, both centred on the grid: (R^2 of the truth by the model's grid,
-    the grid, the truth), R^2 = 1 - SS(model - truth) / SS(truth)."""
+    term on the same grid: (R^2 of the truth by the model's grid, both centred,
+    `pilid.models.fidelity.shape_fidelity`; the grid; the centred truth)."""
     grid = model.interaction_grid(a, b, n=GRID)
     rows = np.repeat(np.asarray(X_train)[:1], len(grid), axis=0)
     rows[:, a], rows[:, b] = grid["x_a"], grid["x_b"]
     terms = truth.interaction_terms(rows)
     pair = [k for k, f in enumerate(truth.interaction_features) if sorted(f) == sorted([a, b])]
     true = terms[:, pair].sum(axis=1)
-    learned = grid["value"].to_numpy()
-    true, learned = true - true.mean(), learned - learned.mean()
-    return 1.0 - np.sum((learned - true) ** 2) / np.sum(true**2), grid, true
+    (r2,), _ = shape_fidelity(grid[["value"]].to_numpy(), true[:, None])  # centred R^2
+    return float(r2), grid, true - true.mean()
 
 
 def draw_interactions(model, data, X_train, out: Path) -> None:
