@@ -91,6 +91,12 @@ def resolve_rules(params: dict, n: int) -> dict:
     return {key: value(n)[key] if callable(value) else value for key, value in params.items()}
 
 
+def library_rules(n: int) -> dict:
+    """The library's rules of the rows at n (`smooth_rule` at 500 / n, `lam_rule` at 5 / n):
+    ``smoothness="rows"`` and ``lam="rows"`` as numbers."""
+    return {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)}
+
+
 #: How the variants measured before one-hot categories became the default saw a categorical
 #: feature in the deep part: its code (``deep_categorical="code"``), pinned so that their rows
 #: stay what they are.
@@ -159,7 +165,7 @@ VARIANTS = {
     # fidelity floor once the purification carries the penalty (scripts/bands_coverage.py)
     "gamma40_smooth_rows_lam_rows_pairs_auto": (
         {"gamma": 40, "pairs": "auto"},
-        lambda n: {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)},
+        library_rules,
     ),
     # the same with the weight never below 0.1 (the best constant weight of the screening,
     # `pilid.models.shape_choice.SMOOTH_WEIGHT`): 500 / n below 5,000 rows, 0.1 above
@@ -172,28 +178,28 @@ VARIANTS = {
     # `SCREEN_SPLITS`
     "gamma40_smooth_rows_lam_rows_pairs30": (
         {"gamma": 40, "pairs": 30},
-        lambda n: {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)},
+        library_rules,
     ),
     "gamma40_smooth_rows_lam_rows_pairs_auto_epochs300": (
         {"gamma": 40, "pairs": "auto", "epochs": 300, "patience": 20},
-        lambda n: {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)},
+        library_rules,
     ),
     # the library's variant choosing among 0, 10 and 30 pair terms by inner validation
     # (``pairs=[0, 10, 30]``; ``"auto"`` is [0, 10]): 30 fixed pairs helped mlc_churn, hmda and
     # computers on the screening splits and cost the others
     "gamma40_smooth_rows_lam_rows_pairs_0_10_30": (
         {"gamma": 40, "pairs": (0, 10, 30)},
-        lambda n: {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)},
+        library_rules,
     ),
     # the library's variant with a wider MLP (the (64, 32) default was chosen on breast cancer,
     # diabetes and synthetic data; the suite's tables have up to 43,000 rows)
     "gamma40_smooth_rows_lam_rows_pairs_auto_mlp128_64": (
         {"gamma": 40, "pairs": "auto", "hidden_layers": (128, 64)},
-        lambda n: {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)},
+        library_rules,
     ),
     "gamma40_smooth_rows_lam_rows_pairs_auto_mlp256_128": (
         {"gamma": 40, "pairs": "auto", "hidden_layers": (256, 128)},
-        lambda n: {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)},
+        library_rules,
     ),
 }
 
