@@ -195,6 +195,7 @@ class PiLiDModel(MLPModel):
     schedule: str = MISSING  # "joint" (Algorithm 1) or "additive_first"
     smoothness: float = MISSING  # the shapes' roughness penalty (0: none, the paper's)
     pairs: Any = MISSING  # pair terms: a whole number >= 0 (0: none, the paper's) or "auto"
+    lr_decay: float | None = MISSING  # refining phase at lr * lr_decay (None: none, the paper's)
 
 
 @dataclass

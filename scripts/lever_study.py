@@ -201,6 +201,13 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", "hidden_layers": (256, 128)},
         library_rules,
     ),
+    # the library's variant refined at a tenth of the learning rate once early stopping ends
+    # training (``lr_decay=0.1``: a second phase from the best weights, kept only where it
+    # beats them; the learning-rate schedule)
+    "gamma40_smooth_rows_lam_rows_pairs_auto_decay0.1": (
+        {"gamma": 40, "pairs": "auto", "lr_decay": 0.1},
+        library_rules,
+    ),
 }
 
 

@@ -104,3 +104,52 @@ def test_keep_best_leaves_a_phase_with_its_entry_weights_when_no_epoch_beats_the
     assert b_kept == 0.0  # every epoch with b != 0 is worse on the validation rows
     assert a_kept == a_free and abs(a_kept - 2.0) < 0.05  # phase 1's intercept in both
     assert b_free > 0.01  # without keep_best the phase keeps its own best epoch, b > 0
+
+
+def _line_steps(lr: float, lr_scale: float, epochs: int = 8):
+    """The line of `_Line` fitted for `epochs` epochs (no early stopping) in one phase."""
+    g = torch.Generator().manual_seed(1)
+    x = torch.rand(1, 120, 1, generator=g) * 2 - 1
+    data = EnsembleData(x=x, y=0.5 - 1.5 * x[..., 0])
+    model = _Line()
+    cfg = TrainConfig(task="regression", lr=lr, batch_size=30, patience=None)
+    phase = Phase("only", epochs, early_stopping=False, lr_scale=lr_scale)
+    train_ensemble(model, data, [phase], cfg, seeds=[0])
+    return torch.cat([model.a.detach().ravel(), model.b.detach().ravel()])
+
+
+def test_a_phase_lr_scale_is_the_step_at_the_scaled_learning_rate():
+    scaled = _line_steps(lr=0.04, lr_scale=0.25)
+    direct = _line_steps(lr=0.01, lr_scale=1.0)
+    torch.testing.assert_close(scaled, direct, rtol=0, atol=1e-6)
+    assert not torch.allclose(scaled, _line_steps(lr=0.04, lr_scale=1.0), atol=1e-3)
+
+
+@pytest.mark.parametrize("lr, beaten", [(0.05, True), (0.005, False)])
+def test_lr_decay_refines_from_the_best_weights_and_keeps_only_what_beats_them(lr, beaten):
+    X, y = _additive_data(n=500)
+    common = dict(n_bags=1, epochs=40, patience=3, random_state=2, gamma=6, lr=lr)
+    plain = PiLiDRegressor(**common).fit(X, y)
+    refined = PiLiDRegressor(lr_decay=0.1, **common).fit(X, y)
+    phases = refined.history_["phase"]
+    n_train = phases.count("train")
+    assert n_train == plain.n_epochs_ and phases[n_train:] == ["refine"] * (len(phases) - n_train)
+    assert len(phases) > n_train  # the refining phase ran
+    # the first phase is the plain fit's, epoch by epoch
+    np.testing.assert_allclose(
+        refined.history_["val_loss"][:n_train], plain.history_["val_loss"], rtol=1e-5
+    )
+    best_before = min(plain.history_["val_loss"])
+    best_after = min(refined.history_["val_loss"][n_train:])
+    # at lr=0.05 a tenth of it beats the plain fit's best; at 0.005 no refining epoch does
+    assert (best_after < best_before) == beaten
+    if beaten:  # the refined weights are kept
+        assert np.abs(refined.predict(X) - plain.predict(X)).max() > 1e-3
+    else:  # the plain fit's best weights are kept
+        np.testing.assert_allclose(refined.predict(X), plain.predict(X), rtol=1e-5, atol=1e-6)
+
+
+def test_lr_decay_outside_0_1_is_one_line():
+    with pytest.raises(PilidError, match="lr_decay") as info:
+        PiLiDRegressor(lr_decay=2.0).fit(*_additive_data(n=50))
+    assert "\n" not in str(info.value)

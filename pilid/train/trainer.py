@@ -50,7 +50,10 @@ class Phase:
     loss of the phase before stays the one to beat, so the phase keeps a trial's weights only
     where an epoch beats the weights it started from, and a trial whose every epoch is worse
     leaves the phase with the weights it entered with (beyond the paper: PiLiD's
-    ``schedule="additive_first"``).
+    ``schedule="additive_first"``). `lr_scale` multiplies the learning rate in the phase, per
+    trial (beyond the paper: PiLiD's ``lr_decay``): the optimiser's step is taken as usual and
+    its change of each parameter scaled, which is the step at lr * lr_scale exactly for Adam
+    and for SGD with momentum, whose state does not depend on the learning rate.
     """
 
     name: str
@@ -60,6 +63,7 @@ class Phase:
     early_stopping: bool = True
     until: Callable[[nn.Module], torch.Tensor] | None = None
     keep_best: bool = False
+    lr_scale: float = 1.0
 
 
 @dataclass
@@ -246,6 +250,8 @@ def train_ensemble(
         # Per-epoch settings, known on the host after last epoch's single sync.
         pen_host = np.array([phases[k].penalty for k in phase_host], dtype=np.float32)
         pen_mask = torch.as_tensor(pen_host, device=device) if pen_host.any() else None
+        lr_host = np.array([phases[k].lr_scale for k in phase_host], dtype=np.float32)
+        lr_mask = None if np.all(lr_host == 1.0) else torch.as_tensor(lr_host, device=device)
         freeze_masks = {}
         for name in frozen_params:
             fm = np.array([any(name.startswith(f) for f in phases[k].frozen) for k in phase_host])
@@ -283,7 +289,13 @@ def train_ensemble(
                 loss = loss + extra * pen_mask
             opt.zero_grad(set_to_none=True)
             loss.sum().backward()
+            if lr_mask is not None:
+                before = [p.detach().clone() for p in params]
             opt.step()
+            if lr_mask is not None:  # the step at lr * lr_scale, per trial
+                with torch.no_grad():
+                    for p, old in zip(params, before):
+                        p.sub_(old).mul_(lr_mask.view(-1, *([1] * (p.dim() - 1)))).add_(old)
             if freeze_masks:
                 with torch.no_grad():
                     for name, fm in freeze_masks.items():
@@ -293,6 +305,7 @@ def train_ensemble(
             steps += 1
         train_loss = acc / steps
 
+        epoch_phase = np.minimum(phase_host, K - 1)  # each trial's phase in this epoch
         # ---- end of epoch: validation and per-trial schedule, all on the device ----
         with torch.no_grad():
             if has_val:
@@ -354,7 +367,7 @@ def train_ensemble(
         done_host = packed[T : 2 * T] > 0.5
         hist_train.append(packed[2 * T : 3 * T].copy())
         hist_val.append(packed[3 * T :].copy())
-        hist_phase.append(np.minimum(phase_host, K - 1))
+        hist_phase.append(epoch_phase)
         if bar is not None:
             bar.update(1)
             bar.set_postfix(
