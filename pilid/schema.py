@@ -196,6 +196,7 @@ class PiLiDModel(MLPModel):
     smoothness: float = MISSING  # the shapes' roughness penalty (0: none, the paper's)
     pairs: Any = MISSING  # pair terms: a whole number >= 0 (0: none, the paper's) or "auto"
     lr_decay: float | None = MISSING  # refining phase at lr * lr_decay (None: none, the paper's)
+    bag_validation: str = MISSING  # a bag's early-stopping rows: "shared" or each member's "own"
 
 
 @dataclass

@@ -208,6 +208,13 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", "lr_decay": 0.1},
         library_rules,
     ),
+    # the library's variant with each bag member holding out its own early-stopping rows
+    # (``bag_validation="own"``, as EBM's outer bags do): no row is left out of every member's
+    # training, and the choice of ``pairs="auto"`` reads every row out of some members' bags
+    "gamma40_smooth_rows_lam_rows_pairs_auto_own_val": (
+        {"gamma": 40, "pairs": "auto", "bag_validation": "own"},
+        library_rules,
+    ),
 }
 
 

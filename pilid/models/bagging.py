@@ -5,12 +5,17 @@ members as trials of ONE batched ensemble (`pilid.train.fit_batched`, `Trainable
 
 * Every member shares the estimator's prepared data (`Trainable._prepare`): the encoding, the
   scaling, the characteristic points of Definition 1 (so every member's u_j lives on the same
-  points) and the rows held out for early stopping.
+  points) and (``bag_validation="shared"``) the rows held out for early stopping.
 * Member b trains on a **bootstrap** sample of the training rows (the rows not held out): as
   many rows as there are, drawn with replacement. Its seed (mini-batches, initial weights) and
   its rows come from the stream `pilid.streams.STREAM_BAG` of the estimator's seed and b alone
   (`member_rng`), so member b is the same in a bag of any size and a bag is reproducible with
-  `random_state`. Each member stops early on its own (on the shared validation rows) and, with
+  `random_state`. With ``bag_validation="own"`` member b first holds out its own rows for early
+  stopping (`member_holdout`: ``val_fraction`` of all the fit rows, drawn from its seed as
+  `pilid.train.validation.holdout_split` draws a single model's) and draws its bootstrap sample
+  from the rest: no row is left out of every member's training, as each of EBM's outer bags
+  holds out its own validation rows. Each member stops early on its own (on the shared
+  validation rows, or its own) and, with
   ``purify=True``, is purified on its own training rows (predictions unchanged member by member,
   hence also on average).
 * The bag's output is the **mean of the members' raw outputs**: the mean prediction for
@@ -42,28 +47,43 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from pilid.models.sample_weight import check_weighted_rows
 from pilid.streams import STREAM_BAG, member_rng
 from pilid.train import Prepared
+from pilid.train.validation import holdout_split
 
 __all__ = [
+    "BAG_VALIDATION",
     "BAND_PERCENTILES",
     "bag_members",
     "bag_rows",
+    "fit_rows",
+    "member_holdout",
+    "member_seed",
+    "owns_validation",
     "bag_shapes",
     "collect_bag",
     "gather_members",
     "take_inputs",
 ]
 
+#: Where a bag's members stop early (``bag_validation``): on rows held out for every member, or
+#: each on its own held-out rows (`member_holdout`).
+BAG_VALIDATION = ("shared", "own")
 #: The percentiles over members drawn as a shape's band (`lower`, `upper`).
 BAND_PERCENTILES = (2.5, 97.5)
+
+
+def member_seed(seed: int, member: int) -> int:
+    """Member `member`'s seed: the first draw of stream `STREAM_BAG` of the estimator's seed."""
+    return int(member_rng(seed, STREAM_BAG, member).integers(0, 2**31 - 1))
 
 
 def bag_rows(
     seed: int, member: int, train_idx: np.ndarray, weights: np.ndarray | None = None
 ) -> tuple[int, np.ndarray]:
-    """Member `member`'s seed and bootstrap rows (sorted indices into the fit rows), drawn from
-    stream `STREAM_BAG` of the estimator's seed: ``len(train_idx)`` draws with replacement,
+    """Member `member`'s seed (`member_seed`) and bootstrap rows (sorted indices into the fit
+    rows), drawn next from the same stream: ``len(train_idx)`` draws with replacement,
     uniform, or with `weights` (one per entry of `train_idx`) proportional to them."""
     rng = member_rng(seed, STREAM_BAG, member)
     member_seed = int(rng.integers(0, 2**31 - 1))
@@ -76,20 +96,52 @@ def bag_rows(
     return member_seed, np.asarray(train_idx)[picks]
 
 
+def owns_validation(est) -> bool:
+    """Does each member of `est`'s bag hold out its own early-stopping rows
+    (``bag_validation="own"``)?"""
+    return getattr(est, "bag_validation", "shared") == "own"
+
+
+def fit_rows(prep: Prepared) -> np.ndarray:
+    """Every row that trains or validates (sorted): the rows a bag's members draw from."""
+    return np.union1d(prep.train_idx, prep.val_idx).astype(np.int64)
+
+
+def member_holdout(est, prep: Prepared, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """With ``bag_validation="own"``: the member of seed `seed`'s own split of the fit rows
+    (`fit_rows`) into rows to draw its bootstrap from and rows held out for its early stopping,
+    as `pilid.train.validation.holdout_split` splits for a single model (``val_fraction`` of
+    the rows, stratified by class), from the member's seed; with ``"shared"``, or without
+    early-stopping rows, the bag's own split."""
+    if not owns_validation(est) or len(prep.val_idx) == 0:
+        return prep.train_idx, prep.val_idx
+    rows = fit_rows(prep)
+    stratified = est._task == "classification"
+    train, val = holdout_split(prep.target[rows], seed, est.val_fraction, stratified)
+    return rows[train], rows[val]
+
+
 def bag_members(est, prep: Prepared, n_bags: int) -> list[tuple]:
     """The k members of a bag (each an unfitted clone with ``n_bags=1`` carrying the bag's
-    prepared attributes) and their data: the bag's, with bootstrap rows and their own seed."""
+    prepared attributes) and their data: the bag's, with bootstrap rows and their own seed;
+    with ``bag_validation="own"`` also their own early-stopping rows (`member_holdout`)."""
     params = est.get_params(deep=False)
     shared = {k: v for k, v in vars(est).items() if k not in params}
     units = []
     for b in range(int(n_bags)):
-        seed, rows = bag_rows(prep.seed, b, prep.train_idx, prep.train_weight)
+        train, val = member_holdout(est, prep, member_seed(prep.seed, b))
+        weights = prep.train_weight
+        if train is not prep.train_idx:
+            weights = None if prep.weight is None else prep.weight[train]
+            check_weighted_rows(est, prep.weight, prep.target, train, val)
+        seed, rows = bag_rows(prep.seed, b, train, weights)
         member = clone(est).set_params(n_bags=1, random_state=seed)
         member.__dict__.update(shared)
         member.seed_ = seed
         member.bag_rows_ = rows
+        member.bag_val_rows_ = val
         # drawn by weight, the rows train with unit weight (`weight` stays for the statistics)
-        data = dataclasses.replace(prep, train_idx=rows, seed=seed, train_weight=None)
+        data = dataclasses.replace(prep, train_idx=rows, val_idx=val, seed=seed, train_weight=None)
         units.append((member, data))
     est._bag = (prep, [m for m, _ in units])
     return units
@@ -97,8 +149,9 @@ def bag_members(est, prep: Prepared, n_bags: int) -> list[tuple]:
 
 def collect_bag(est) -> None:
     """Fitted attributes of a bag once its members are fitted (`Trainable._collect`):
-    ``estimators_`` (the members), ``bag_rows_`` (k, n_train), ``intercept_`` (the mean), the
-    shared scaling and knots, and the members' epochs (``n_epochs_`` / ``best_epoch_``: the
+    ``estimators_`` (the members), ``bag_rows_`` (k, n_train), ``bag_val_rows_`` (k, n_val: each
+    member's early-stopping rows), ``intercept_`` (the mean), the shared scaling and knots, and
+    the members' epochs (``n_epochs_`` / ``best_epoch_``: the
     largest over members; ``history_``: one history per member). A member whose training
     diverged (its ``diverged_``) makes the bag's: it keeps no model, ``diverged_`` names the
     member."""
@@ -107,6 +160,7 @@ def collect_bag(est) -> None:
         return
     est.estimators_ = members
     est.bag_rows_ = np.stack([m.bag_rows_ for m in members])
+    est.bag_val_rows_ = np.stack([m.bag_val_rows_ for m in members])
     take_inputs(est, prep)
     est.intercept_ = float(np.mean([m.intercept_ for m in members]))
     est.module_ = None  # the bag has no single module; its members have theirs

@@ -97,6 +97,9 @@ FITTED_ATTRIBUTES_DOC = """
         A bag's members (``n_bags`` > 1 only), each fitted on its bootstrap rows.
     bag_rows_ : ndarray of shape (n_bags, n_train)
         The training rows each bag member was fitted on (``n_bags`` > 1 only).
+    bag_val_rows_ : ndarray of shape (n_bags, n_val)
+        The rows each bag member stopped early on (``n_bags`` > 1 only): the same for every
+        member, or with PiLiD's ``bag_validation="own"`` each member's own.
     classes_ : ndarray of shape (2,)
         The two class labels, `classes_[1]` the positive one (classifiers only).
 """
@@ -275,6 +278,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             "classes_",
             "estimators_",
             "bag_rows_",
+            "bag_val_rows_",
             "diverged_",
             "class_estimators_",
             "shape_choice_",

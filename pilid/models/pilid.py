@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from pilid.models import multiclass, pair_effect, shape_choice
+from pilid.models.bagging import BAG_VALIDATION
 from pilid.models.displays import InteractionPlotMixin
 from pilid.models.joint_grid import keep_grid_rows
 from pilid.models.monotone import (
@@ -231,7 +232,15 @@ _PILID_DOC = (
         k members, each on a bootstrap sample of the training rows with its own seed and early
         stopping, trained as one batched ensemble; predictions, contributions and shapes are the
         members' means (classification: the mean logit), `shape_functions` adds the members'
-        spread (``std``, ``lower``/``upper`` = 2.5/97.5 percentiles)."""
+        spread (``std``, ``lower``/``upper`` = 2.5/97.5 percentiles).
+    bag_validation : {"shared", "own"}, default="shared"
+        With ``n_bags`` > 1 and early stopping: ``"shared"``: one ``val_fraction`` of the rows
+        is held out for every member, and no member trains on it; ``"own"`` (beyond the paper,
+        as each of EBM's outer bags holds out its own validation rows): each member holds out
+        its own ``val_fraction`` of all the fit rows (drawn from its seed, stratified by class;
+        ``bag_val_rows_``) and draws its bootstrap sample from the rest, so every row trains
+        most members. The inner validation of ``pairs`` / ``smoothness`` then reads every fit
+        row out of some members' bags."""
     + MONOTONE_DOC
     + """
 
@@ -296,6 +305,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         "smoothness": [Number(0, None, closed="left"), Choice(("auto", ROWS))],
         "pairs": [Whole(0), Choice(("auto",)), PAIR_COUNTS],
         "lr_decay": [Number(0, 1, closed="neither"), None],
+        "bag_validation": [Choice(BAG_VALIDATION)],
     }
 
     def __init__(
@@ -326,6 +336,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         smoothness=LIBRARY_DEFAULTS["smoothness"],
         pairs=LIBRARY_DEFAULTS["pairs"],
         lr_decay=None,
+        bag_validation="shared",
     ):
         self.gamma = gamma
         self.knots = knots
@@ -353,6 +364,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         self.smoothness = smoothness
         self.pairs = pairs
         self.lr_decay = lr_decay
+        self.bag_validation = bag_validation
 
     def _prepare(self, X, y, sample_weight=None):
         """`pilid.train.Trainable._prepare`, then the pairs of the pair terms (``pairs``,

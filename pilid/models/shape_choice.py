@@ -36,6 +36,7 @@ from scipy.special import log_expit, log_softmax
 from sklearn.base import clone
 
 from pilid.errors import PilidError
+from pilid.models import bagging
 from pilid.models.pair_choice import AUTO_PAIRS
 from pilid.nn.piecewise import fit_knots
 
@@ -177,35 +178,61 @@ def _row_loss(est, raw: np.ndarray, target: np.ndarray) -> np.ndarray:
     return -log_expit(np.where(labels == 1, raw, -raw))
 
 
-def out_of_bag(est, prep) -> tuple[np.ndarray, np.ndarray]:
-    """A bag's out-of-bag predictions of its training rows (`pilid.models.bagging`): for each
-    training row the mean raw output of the members whose bootstrap sample missed it, as
-    random forests estimate their error. Returns (rows, raw) for the rows some member missed;
-    none for a single model or K > 2 classes."""
+def _bag_outputs(est):
+    """The members of `est`'s bag: (their training rows, b -> member b's raw output of rows X),
+    or None for a single model. K > 2 classes: member b's K class logits (n, K), and only
+    with ``bag_validation="own"`` (with shared early-stopping rows those rows judge the
+    K-class candidates, as they did before out-of-bag rows were read)."""
+    if est._multiclass():
+        bags = est.class_estimators_
+        if not bagging.owns_validation(est) or not bags[0]._bagged():
+            return None
+        return bags[0].bag_rows_, lambda b, X: np.column_stack(
+            [bag.estimators_[b]._raw(X) for bag in bags]
+        )
     members = getattr(est, "estimators_", None)
-    if not members or est._multiclass():
+    if not members:
+        return None
+    return est.bag_rows_, lambda b, X: members[b]._raw(X)
+
+
+def out_of_bag(est, prep) -> tuple[np.ndarray, np.ndarray]:
+    """A bag's out-of-bag predictions of its rows (`pilid.models.bagging`): for each training
+    row (with ``bag_validation="own"``: each fit row, `pilid.models.bagging.fit_rows`) the mean
+    raw output of the members whose bootstrap sample missed it, as random forests estimate
+    their error. Returns (rows, raw) for the rows some member missed; none for a single model
+    or (with shared early-stopping rows) K > 2 classes."""
+    bag = _bag_outputs(est)
+    if bag is None:
         return np.arange(0), np.zeros(0)
-    train = np.asarray(prep.train_idx)
-    total, count = np.zeros(len(train)), np.zeros(len(train))
-    for member, rows in zip(members, est.bag_rows_):
+    member_rows, raw_of = bag
+    train = bagging.fit_rows(prep) if bagging.owns_validation(est) else np.asarray(prep.train_idx)
+    width = (len(train), len(est.classes_)) if est._multiclass() else len(train)
+    total, count = np.zeros(width), np.zeros(len(train))
+    for b, rows in enumerate(member_rows):
         missed = ~np.isin(train, rows)
         if missed.any():
-            total[missed] += member._raw(prep.X[train[missed]])
+            total[missed] += raw_of(b, prep.X[train[missed]])
             count[missed] += 1
     seen = count > 0
-    return train[seen], total[seen] / count[seen]
+    share = count[seen] if total.ndim == 1 else count[seen, None]
+    return train[seen], total[seen] / share
 
 
 def validation_loss(est, prep) -> float:
     """The fitted `est`'s loss on rows it did not train on: the rows held out for early stopping
-    (the whole model's prediction) and, for a bag, every training row out of bag (`out_of_bag`);
-    the (weighted) mean squared error of the standardised target (regression) or the log loss
-    of the classes; inf if it diverged."""
+    (the whole model's prediction) and, for a bag, every training row out of bag (`out_of_bag`;
+    with ``bag_validation="own"`` no row is held out from every member, and every fit row out of
+    some members' bags counts instead); the (weighted) mean squared error of the standardised
+    target (regression) or the log loss of the classes; inf if it diverged."""
     if getattr(est, "diverged_", None):
         return float("inf")
     oob_rows, oob_raw = out_of_bag(est, prep)
-    rows = np.concatenate([prep.val_idx, oob_rows]).astype(np.int64)
-    raw = est._raw(prep.X[prep.val_idx]) if len(prep.val_idx) else np.zeros(0)
+    held = prep.val_idx  # rows no member trained on, unless each member held out its own
+    if bagging.owns_validation(est) and _bag_outputs(est) is not None:
+        held = np.arange(0)
+    rows = np.concatenate([held, oob_rows]).astype(np.int64)
+    raw = est._raw(prep.X[held]) if len(held) else np.zeros((0, *np.shape(oob_raw)[1:]))
     if len(oob_rows):
         raw = np.concatenate([raw, oob_raw])
     loss = _row_loss(est, raw, prep.target[rows])
