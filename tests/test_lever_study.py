@@ -47,6 +47,16 @@ def test_the_smoothness_rule_is_500_over_the_rows_within_its_bounds():
     assert study.make_variant(variant, "classification", 0, 5000).gamma == 40
 
 
+def test_the_seed_variant_is_the_library_variant_with_another_random_state():
+    study = load_script("lever_study")
+    again = study.make_variant(
+        "gamma40_smooth_rows_lam_rows_pairs_auto_seed1000", "regression", 3, 2400
+    )
+    library = study.make_variant(study.LIBRARY_VARIANT, "regression", 3, 2400)
+    assert again.random_state == 1003 and library.random_state == 3
+    assert again.set_params(random_state=3).get_params() == library.get_params()
+
+
 def test_rules_resolve_to_their_value_at_the_rows_and_other_values_stay():
     study = load_script("lever_study")
     params = {"gamma": 40, "smoothness": study.smooth_rule(500.0), "lam": study.lam_rule(5.0)}
