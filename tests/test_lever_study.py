@@ -856,3 +856,16 @@ def test_the_guide_states_the_levers_measured_since():
     assert (change.drop("hmda").abs() < 0.001).all() and abs(change["hmda"]) >= 0.001
     moved = (mean[decay] - mean[library])[["default", "cps1988"]]
     assert f"default AUC {moved['default']:+.4f}, cps1988 MSE {moved['cps1988']:+.4f}" in guide
+    # each bag member's own early-stopping rows, on the screening splits
+    own = "gamma40_smooth_rows_lam_rows_pairs_auto_own_val"
+    tables = sorted(set(screen.loc[screen["variant"] == own, "table"]))
+    sign = np.where(screen.groupby("table")["metric"].first()[tables].map(LOWER_IS_BETTER), -1, 1)
+    change = (mean[own][tables] - mean[library][tables]) * sign
+    assert (
+        f"better than the defaults on {(change > 0).sum()} of {len(change)} tables and "
+        f"worse on {(change < 0).sum()}" in guide
+    )
+    for table, metric in (("ames", "MSE"), ("caravan", "AUC"), ("hmda", "AUC")):
+        assert f"{table} {metric} {mean[library, table]:.4f} -> {mean[own, table]:.4f}" in guide
+    assert f"attrition {mean[library, 'attrition']:.4f} -> {mean[own, 'attrition']:.4f}" in guide
+    assert (change[["default", "cps1988"]] < 0).all()
