@@ -15,9 +15,8 @@ members as trials of ONE batched ensemble (`pilid.train.fit_batched`, `Trainable
   `pilid.train.validation.holdout_split` draws a single model's) and draws its bootstrap sample
   from the rest: no row is left out of every member's training, as each of EBM's outer bags
   holds out its own validation rows. Each member stops early on its own (on the shared
-  validation rows, or its own) and, with
-  ``purify=True``, is purified on its own training rows (predictions unchanged member by member,
-  hence also on average).
+  validation rows, or its own) and, with ``purify=True``, is purified on its own training rows
+  (predictions unchanged member by member, hence also on average).
 * The bag's output is the **mean of the members' raw outputs**: the mean prediction for
   regression, the mean logit for classification (`predict_proba` is the logistic function of the
   mean logit, not the mean of the members' probabilities). Averaging the raw output keeps Eq. 9
@@ -57,13 +56,13 @@ __all__ = [
     "BAND_PERCENTILES",
     "bag_members",
     "bag_rows",
+    "bag_shapes",
+    "collect_bag",
     "fit_rows",
+    "gather_members",
     "member_holdout",
     "member_seed",
     "owns_validation",
-    "bag_shapes",
-    "collect_bag",
-    "gather_members",
     "take_inputs",
 ]
 
@@ -131,7 +130,7 @@ def bag_members(est, prep: Prepared, n_bags: int) -> list[tuple]:
     for b in range(int(n_bags)):
         train, val = member_holdout(est, prep, member_seed(prep.seed, b))
         weights = prep.train_weight
-        if train is not prep.train_idx:
+        if train is not prep.train_idx:  # its own rows: their weights, checked as a fit's
             weights = None if prep.weight is None else prep.weight[train]
             check_weighted_rows(est, prep.weight, prep.target, train, val)
         seed, rows = bag_rows(prep.seed, b, train, weights)
@@ -151,10 +150,9 @@ def collect_bag(est) -> None:
     """Fitted attributes of a bag once its members are fitted (`Trainable._collect`):
     ``estimators_`` (the members), ``bag_rows_`` (k, n_train), ``bag_val_rows_`` (k, n_val: each
     member's early-stopping rows), ``intercept_`` (the mean), the shared scaling and knots, and
-    the members' epochs (``n_epochs_`` / ``best_epoch_``: the
-    largest over members; ``history_``: one history per member). A member whose training
-    diverged (its ``diverged_``) makes the bag's: it keeps no model, ``diverged_`` names the
-    member."""
+    the members' epochs (``n_epochs_`` / ``best_epoch_``: the largest over members;
+    ``history_``: one history per member). A member whose training diverged (its
+    ``diverged_``) makes the bag's: it keeps no model, ``diverged_`` names the member."""
     prep, members = est.__dict__.pop("_bag")
     if not gather_members(est, members, lambda b: f"bag member {b} of {len(members)}"):
         return
