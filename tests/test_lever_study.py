@@ -856,6 +856,32 @@ def test_the_guide_states_the_levers_measured_since():
     assert (change.drop("hmda").abs() < 0.001).all() and abs(change["hmda"]) >= 0.001
     moved = (mean[decay] - mean[library])[["default", "cps1988"]]
     assert f"default AUC {moved['default']:+.4f}, cps1988 MSE {moved['cps1988']:+.4f}" in guide
+    # the library's variant with another seed, on the same five splits
+    again = "gamma40_smooth_rows_lam_rows_pairs_auto_seed1000"
+    seeded = study.on_splits(levers, study.SUITE_SPLITS)
+    seeded = seeded[seeded["variant"].isin([again, library])]
+    both = seeded.groupby(["variant", "table"])["value"].mean().unstack(0).dropna()
+    uci_both = pd.read_csv(study.OUT_UCI)
+    uci_both = uci_both[uci_both["variant"].isin([again, library])]
+    uci_both = uci_both.groupby(["variant", "table"])["value"].mean().unstack(0).dropna()
+    assert sorted(both.index) == ["ames", "cps1988", "default", "mlc_churn", "wage"]
+    assert sorted(uci_both.index) == ["bank", "spambase"]
+    for table, row in pd.concat([both, uci_both]).iterrows():
+        assert f"{row[library]:.4f} -> {row[again]:.4f} (EBM" in guide, table
+    per_split = seeded.pivot_table(index=["table", "split"], columns="variant", values="value")
+    largest = (per_split[again] - per_split[library]).abs().groupby(level=0).max()
+    assert f"up to {largest['wage']:.4f} (wage) and {largest['ames']:.4f} (ames)" in guide
+    assert largest.idxmax() == "wage"
+    ebm_mean = ebm.groupby(level=0).mean()
+    flipped = [
+        t
+        for t in both.index
+        if (both.loc[t, again] < ebm_mean[t]) != (both.loc[t, library] < ebm_mean[t])
+    ]
+    assert sorted(flipped) == ["cps1988", "wage"]  # lower MSE: the two tables that flip
+    for table, row in both.iterrows():
+        assert f"{row[again]:.4f} (EBM {ebm_mean[table]:.4f})" in guide
+
     # each bag member's own early-stopping rows, on the screening splits
     own = "gamma40_smooth_rows_lam_rows_pairs_auto_own_val"
     tables = sorted(set(screen.loc[screen["variant"] == own, "table"]))
