@@ -64,6 +64,51 @@ def test_rules_resolve_to_their_value_at_the_rows_and_other_values_stay():
     assert study.resolve_rules(params, 100)["smoothness"] == 5.0  # 500 / 100
 
 
+def test_changes_are_read_against_the_seeds_own_move_by_hand():
+    study = load_script("lever_study")
+    library, seed = study.LIBRARY_VARIANT, study.SEED_VARIANT
+
+    def rows(variant, table, metric, values):
+        return [
+            {"variant": variant, "table": table, "split": s, "metric": metric, "value": v}
+            for s, v in enumerate(values)
+        ]
+
+    levers = pd.DataFrame(
+        rows(library, "wage", "mse", [0.60, 0.70])  # mean 0.65
+        + rows(seed, "wage", "mse", [0.62, 0.66])  # 0.64: the seed moves wage by 0.01
+        + rows("lever", "wage", "mse", [0.62, 0.67])  # 0.645: better by 0.005, not beyond it
+        + rows(library, "hmda", "auc", [0.80, 0.90])  # 0.85
+        + rows(seed, "hmda", "auc", [0.86, 0.86])  # 0.86: moves hmda by 0.01
+        + rows("lever", "hmda", "auc", [0.83, 0.86])  # 0.845: worse by 0.005, not beyond
+        + rows(library, "ames", "mse", [0.10, 0.10])
+        + rows(seed, "ames", "mse", [0.10, 0.11])  # 0.105: moves ames by 0.005
+        + rows("lever", "ames", "mse", [0.09, 0.09])  # better by 0.01: beyond the seed
+        + rows("lever", "slid", "mse", [0.5, 0.5])  # no library or seed rows: not compared
+        + rows("other", "wage", "mse", [0.8, 0.8])  # worse by 0.15, beyond
+    )
+    table = study.against_the_seed(levers)
+    assert table.index.tolist() == ["lever", "other"]  # not the library's or the seed's own
+    assert table.loc["lever"].to_dict() == {
+        "tables": 3,
+        "better": 2,
+        "worse": 1,
+        "better_beyond": 1,
+        "worse_beyond": 0,
+    }
+    assert table.loc["other"].to_dict() == {
+        "tables": 1,
+        "better": 0,
+        "worse": 1,
+        "better_beyond": 0,
+        "worse_beyond": 1,
+    }
+    # the seed is measured on the splits the lever shares with it
+    part = levers[~((levers["variant"] == seed) & (levers["split"] == 1))]
+    assert study.against_the_seed(part).loc["lever", "tables"] == 3
+    assert study.against_the_seed(levers[levers["variant"] != seed]).empty
+
+
 def test_the_summary_counts_wins_against_each_baseline_and_ebm_by_hand():
     study = load_script("lever_study")
 
@@ -296,6 +341,7 @@ def test_the_guide_states_the_committed_confirmation_run():
         "gamma40_smooth_rows_lam_rows_pairs_auto",
         "gamma40_smooth_rows_floor0.1_lam_rows_pairs_auto",
         "gamma40_smooth_rows_lam_rows_pairs_0_10_30",
+        "gamma40_smooth_rows_lam_rows_pairs_auto_seed1000",  # the seed's own move
     }
     summary = study.summarise(levers, suite.read_results(suite.OUT))
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
@@ -865,7 +911,7 @@ def test_the_guide_states_the_levers_measured_since():
     uci_rows = uci_rows[uci_rows["variant"].isin([again, library])]
     uci_both = uci_rows.groupby(["variant", "table"])["value"].mean().unstack(0).dropna()
     ebm_mean = ebm.groupby(level=0).mean()
-    assert set(both.index) == set(ebm_mean.index) | {"chile"}
+    assert set(both.index) == set(ebm_mean.index) | {"chile", "computers"}
     assert len(uci_both) == 4
     for table in ("wage", "cps1988", "ames", "default", "mlc_churn", "attrition"):
         row = both.loc[table]
@@ -902,6 +948,32 @@ def test_the_guide_states_the_levers_measured_since():
         assert len(beaten(uci_both[variant], uci_ebm[uci_both.index], uci_metric)) == 2
     assert "beat EBM on 8 of 12 tables (wage and cps1988 join, attrition leaves)" in guide
     assert "on 8 of 12 with the two seeds' mean; on the UCI sets 2 of 4 with either seed" in guide
+
+    # each lever against the library's defaults beside the seed's own move
+    def seed_counts(frame, variant):
+        row = study.against_the_seed(frame).loc[variant]
+        return int(row.better), int(row.worse), int(row.better_beyond), int(row.worse_beyond)
+
+    assert seed_counts(five, listed) == (3, 3, 3, 0)
+    assert "better on 3 of 13 tables and worse on 3, and better by more than the seed" in guide
+    assert "moves the table on 3 (mlc_churn, hmda, computers) and worse by more on none" in guide
+    assert seed_counts(five, floor) == (3, 1, 0, 1)
+    assert "The floor of 0.1 is better on 3 and worse on 1, by more than the seed on none" in guide
+    screened = {
+        "gamma40_smooth_rows_lam_rows_pairs_auto_decay0.1": "`lr_decay=0.1` is better by more",
+        "gamma40_smooth_rows_lam_rows_pairs_auto_own_val": '`bag_validation="own"` on',
+        "gamma40_smooth_rows_lam_rows_pairs_auto_mlp128_64": "the (128, 64) MLP on",
+        "gamma40_smooth_rows_lam_rows_pairs30": "30 fixed pairs on",
+    }
+    for variant, words in screened.items():
+        _, _, up, down = seed_counts(screen, variant)
+        assert words in guide
+        after = guide.split(words, 1)[1]
+        assert after.startswith(
+            f" than the seed on {up} table and worse on {down}"
+            if variant.endswith("decay0.1")
+            else f" {up} and {down}"
+        ), variant
 
     # each bag member's own early-stopping rows, on the screening splits
     own = "gamma40_smooth_rows_lam_rows_pairs_auto_own_val"
