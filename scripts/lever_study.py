@@ -223,6 +223,12 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", SEED_OFFSET: 1000},
         library_rules,
     ),
+    # 0, 10 or 30 pairs with the other seed: whether its gains over the library's defaults
+    # (compared with SEED_VARIANT) hold with another seed
+    "gamma40_smooth_rows_lam_rows_pairs_0_10_30_seed1000": (
+        {"gamma": 40, "pairs": (0, 10, 30), SEED_OFFSET: 1000},
+        library_rules,
+    ),
     "gamma40_smooth_rows_lam_rows_pairs_auto_own_val": (
         {"gamma": 40, "pairs": "auto", "bag_validation": "own"},
         library_rules,
