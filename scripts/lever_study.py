@@ -349,10 +349,11 @@ def against_the_seed(levers: pd.DataFrame) -> pd.DataFrame:
     """Per variant, its tables against the library's variant (`LIBRARY_VARIANT`) next to the
     seed's own move: for each table where the variant, the library's variant and `SEED_VARIANT`
     share splits, the variant's change of the mean over those splits (positive: better) and
-    the seed's (the absolute change of `SEED_VARIANT`'s mean). Counts ``better`` / ``worse``
-    and, of those, the tables where the change is larger than the seed's own
-    (``better_beyond`` / ``worse_beyond``); ``tables`` compared. The library's and the seed's
-    own variants are left out."""
+    the seed's (the absolute change of `SEED_VARIANT`'s mean). A variant fitted with the other
+    seed itself (its `SEED_OFFSET`) is compared with `SEED_VARIANT` instead, seed for seed.
+    Counts ``better`` / ``worse`` and, of those, the tables where the change is larger than the
+    seed's own (``better_beyond`` / ``worse_beyond``); ``tables`` compared. The library's and
+    the seed's own variants are left out."""
     cells = levers.pivot_table(index=["table", "split"], columns="variant", values="value")
     metric = levers.groupby("table")["metric"].first()
     rows = []
@@ -366,7 +367,9 @@ def against_the_seed(levers: pd.DataFrame) -> pd.DataFrame:
             continue
         means = shared.groupby(level="table").mean()
         sign = np.where(metric[means.index].map(LOWER_IS_BETTER).astype(bool), -1.0, 1.0)
-        change = (means[variant] - means[LIBRARY_VARIANT]) * sign
+        reseeded = variant in VARIANTS and VARIANTS[variant][0].get(SEED_OFFSET, 0) != 0
+        baseline = SEED_VARIANT if reseeded else LIBRARY_VARIANT
+        change = (means[variant] - means[baseline]) * sign
         seed = (means[SEED_VARIANT] - means[LIBRARY_VARIANT]).abs()
         rows.append(
             {

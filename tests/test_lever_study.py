@@ -67,6 +67,8 @@ def test_rules_resolve_to_their_value_at_the_rows_and_other_values_stay():
 def test_changes_are_read_against_the_seeds_own_move_by_hand():
     study = load_script("lever_study")
     library, seed = study.LIBRARY_VARIANT, study.SEED_VARIANT
+    reseeded = "gamma40_smooth_rows_lam_rows_pairs_0_10_30_seed1000"
+    assert study.VARIANTS[reseeded][0][study.SEED_OFFSET] == 1000
 
     def rows(variant, table, metric, values):
         return [
@@ -86,8 +88,13 @@ def test_changes_are_read_against_the_seeds_own_move_by_hand():
         + rows("lever", "ames", "mse", [0.09, 0.09])  # better by 0.01: beyond the seed
         + rows("lever", "slid", "mse", [0.5, 0.5])  # no library or seed rows: not compared
         + rows("other", "wage", "mse", [0.8, 0.8])  # worse by 0.15, beyond
+        # a variant fitted with the other seed is read against the seed's rows: 0.855 is worse
+        # than the seed's 0.86 (though better than the library's 0.85)
+        + rows(reseeded, "hmda", "auc", [0.855, 0.855])
     )
     table = study.against_the_seed(levers)
+    assert table.loc[reseeded, ["better", "worse", "worse_beyond"]].tolist() == [0, 1, 0]
+    table = table.drop(reseeded)
     assert table.index.tolist() == ["lever", "other"]  # not the library's or the seed's own
     assert table.loc["lever"].to_dict() == {
         "tables": 3,
@@ -342,6 +349,7 @@ def test_the_guide_states_the_committed_confirmation_run():
         "gamma40_smooth_rows_floor0.1_lam_rows_pairs_auto",
         "gamma40_smooth_rows_lam_rows_pairs_0_10_30",
         "gamma40_smooth_rows_lam_rows_pairs_auto_seed1000",  # the seed's own move
+        "gamma40_smooth_rows_lam_rows_pairs_0_10_30_seed1000",  # and the listed pairs with it
     }
     summary = study.summarise(levers, suite.read_results(suite.OUT))
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
@@ -963,6 +971,21 @@ def test_the_guide_states_the_levers_measured_since():
     assert "better on 3 of 13 tables and worse on 3, and better by more than the seed" in guide
     assert "moves the table on 3 (mlc_churn, hmda, computers) and worse by more on none" in guide
     assert seed_counts(five, floor) == (3, 1, 0, 1)
+    listed_again = listed + "_seed1000"
+    assert seed_counts(five, listed_again)[2:] == (3, 0)
+    cells = five.pivot_table(index=["table", "split"], columns="variant", values="value")
+    pair = cells[[listed_again, again]].dropna().groupby(level="table").mean()
+    gains = pair[listed_again] - pair[again]
+    assert (
+        f"(mlc_churn AUC {gains['mlc_churn']:+.4f}, hmda {gains['hmda']:+.4f}, computers MSE "
+        f"{gains['computers']:+.4f})" in guide
+    )
+    with_listed = beaten(pair[listed_again], ebm_mean, metric_of)
+    assert len(with_listed) == len(with_seed) == 8
+    listed_uci = pd.read_csv(study.OUT_UCI)
+    listed_uci = listed_uci[listed_uci["variant"] == listed_again].groupby("table")["value"].mean()
+    assert f"bank ({listed_uci['bank']:.4f}) and spambase ({listed_uci['spambase']:.4f})" in guide
+    assert (listed_uci < uci_ebm[listed_uci.index]).all()
     assert "The floor of 0.1 is better on 3 and worse on 1, by more than the seed on none" in guide
     screened = {
         "gamma40_smooth_rows_lam_rows_pairs_auto_decay0.1": "`lr_decay=0.1` is better by more",
