@@ -973,6 +973,13 @@ def test_the_guide_states_the_levers_measured_since():
     assert seed_counts(five, floor) == (3, 1, 0, 1)
     listed_again = listed + "_seed1000"
     assert seed_counts(five, listed_again)[2:] == (3, 0)
+    pick = five.pivot_table(index=["table", "split"], columns="variant", values="value")
+    pick = pick[[listed, listed_again, library, again]].dropna().groupby(level="table").mean()
+    sign = np.where(pick.index.map(metric_of).map(LOWER_IS_BETTER).astype(bool), -1, 1)
+    move = (pick[again] - pick[library]).abs()
+    first = set(pick.index[(pick[listed] - pick[library]) * sign > move])
+    second = set(pick.index[(pick[listed_again] - pick[again]) * sign > move])
+    assert first == second == {"mlc_churn", "hmda", "computers"}
     cells = five.pivot_table(index=["table", "split"], columns="variant", values="value")
     pair = cells[[listed_again, again]].dropna().groupby(level="table").mean()
     gains = pair[listed_again] - pair[again]
