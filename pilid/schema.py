@@ -197,6 +197,7 @@ class PiLiDModel(MLPModel):
     pairs: Any = MISSING  # pair terms: a whole number >= 0 (0: none, the paper's) or "auto"
     lr_decay: float | None = MISSING  # refining phase at lr * lr_decay (None: none, the paper's)
     bag_validation: str = MISSING  # a bag's early-stopping rows: "shared" or each member's "own"
+    deep_bins: int | None = MISSING  # the MLP's numeric input on b bins (None: standardised)
 
 
 @dataclass

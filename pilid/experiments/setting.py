@@ -56,6 +56,7 @@ KEYS_ADDED_AT_IDENTITY = {
     ("model", "pairs"): 0,  # no explicit pair terms (pilid.nn.pairs)
     ("model", "lr_decay"): None,  # no refining phase (pilid.models.pilid, lr_decay)
     ("model", "bag_validation"): "shared",  # one set of early-stopping rows for a whole bag
+    ("model", "deep_bins"): None,  # the MLP sees each numeric feature standardised
     # the synthetic loader's options that conf/data/synthetic.yaml lists since its schema
     ("data", "interaction_share"): 0.2,
     ("data", "logit_scale"): 1.0,

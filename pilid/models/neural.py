@@ -405,7 +405,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         (+inf, `pilid.nn.piecewise.phi_compact`): its contribution is the feature's average."""
         missing = getattr(self, "missing_", None)
         onehot = getattr(self, "deep_onehot_", None)
-        x = deep_input(X, self.x_mean_, self.x_scale_, missing, onehot).astype(np.float32)
+        bins = getattr(self, "deep_bins_", None)
+        x = deep_input(X, self.x_mean_, self.x_scale_, missing, onehot, bins).astype(np.float32)
         x = torch.from_numpy(x).to(device)
         phi = None
         if self.knots_ is not None:

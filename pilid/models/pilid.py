@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from pilid.models import multiclass, pair_effect, shape_choice
 from pilid.models.bagging import BAG_VALIDATION
 from pilid.models.displays import InteractionPlotMixin
@@ -41,6 +43,7 @@ from pilid.models.row_rules import ROWS
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.streams import STREAM_GRID_ROWS, trial_rng
 from pilid.train import Phase
+from pilid.train.batched import quantile_bins
 
 __all__ = [
     "EARLIER_DEFAULTS",
@@ -151,6 +154,13 @@ _PILID_DOC = (
         bar: a trial keeps the joint weights only where they beat it, else the additive-only
         weights. Without early stopping (``patience=None``) both stages run their epochs.
         Needs ``hidden_layers``; with None it is the same as ``"joint"``.
+    deep_bins : int >= 2 or None, default=None
+        Beyond the paper: how the deep part sees a numeric feature. None: one standardised
+        column (the paper's). An int b: its piecewise-linear encoding on b quantile bins of the
+        fit rows (`pilid.train.batched.piecewise_encoding`: Phi of Definition 2 on these
+        points, Gorishniy et al., NeurIPS 2022), b columns in [0, 1]; a feature with few
+        distinct values gets fewer bins, a 0/1 feature keeps its one column. The additive part
+        and the shapes are the same either way; the fitted edges are in ``deep_bins_``.
     lr : float, default=0.005
         Learning rate [0.005]. A fit whose training diverges raises
         `pilid.errors.TrainingDivergedError` (lower ``lr``).
@@ -306,6 +316,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         "pairs": [Whole(0), Choice(("auto",)), PAIR_COUNTS],
         "lr_decay": [Number(0, 1, closed="neither"), None],
         "bag_validation": [Choice(BAG_VALIDATION)],
+        "deep_bins": [Whole(2), None],
     }
 
     def __init__(
@@ -337,6 +348,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         pairs=LIBRARY_DEFAULTS["pairs"],
         lr_decay=None,
         bag_validation="shared",
+        deep_bins=None,
     ):
         self.gamma = gamma
         self.knots = knots
@@ -365,6 +377,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         self.pairs = pairs
         self.lr_decay = lr_decay
         self.bag_validation = bag_validation
+        self.deep_bins = deep_bins
 
     def _prepare(self, X, y, sample_weight=None):
         """`pilid.train.Trainable._prepare`, then the pairs of the pair terms (``pairs``,
@@ -372,6 +385,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         for the candidate that has them, `pilid.models.shape_choice`): `Prepared.pairs` and
         ``pairs_``."""
         prep = super()._prepare(X, y, sample_weight)
+        prep = self._encode_deep_bins(prep, sample_weight)
         # what `interaction_grid` needs of the training rows (a background, the ranges)
         keep_grid_rows(self, prep.X[prep.train_idx], trial_rng(prep.seed, STREAM_GRID_ROWS))
         counts = shape_choice.pair_counts(self.pairs)  # None: a number, no choice
@@ -403,6 +417,17 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         names = self._feature_names()
         self.pairs_ = [(names[a], names[b]) for a, b in found]
         return dataclasses.replace(prep, pairs=found) if len(found) else prep
+
+    def _encode_deep_bins(self, prep, sample_weight):
+        """With ``deep_bins``: `Prepared.bins`, the `quantile_bins` of the numeric features
+        without a monotone constraint (those the deep part sees) on the fit rows of weight > 0;
+        `prep` unchanged without it."""
+        if self.deep_bins is None:
+            return prep
+        rows = prep.X if prep.weight is None else prep.X[prep.weight > 0]
+        seen = ~np.asarray(self.categorical_, dtype=bool) & np.isfinite(prep.x_scale)
+        bins = quantile_bins(rows, self.deep_bins, np.flatnonzero(seen))
+        return dataclasses.replace(prep, bins=bins) if bins else prep
 
     def interaction_grid(self, i, j, n: int = 50, X=None):
         """The model's interaction of features `i` and `j` on an n x n grid: DataFrame (x_a,
