@@ -225,6 +225,11 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", SEED_OFFSET: 1000},
         library_rules,
     ),
+    # and with a third seed (split seed + 2000): the seed's move as a spread of two, not one
+    "gamma40_smooth_rows_lam_rows_pairs_auto_seed2000": (
+        {"gamma": 40, "pairs": "auto", SEED_OFFSET: 2000},
+        library_rules,
+    ),
     # 0, 10 or 30 pairs with the other seed: whether its gains over the library's defaults
     # (compared with SEED_VARIANT) hold with another seed
     "gamma40_smooth_rows_lam_rows_pairs_0_10_30_seed1000": (
@@ -255,6 +260,16 @@ VARIANTS = {
     "gamma40_smooth_rows100_lam_rows_pairs_auto": (
         {"gamma": 40, "pairs": "auto"},
         lambda n: {**smooth_rule(100.0)(n), **lam_rule(5.0)(n)},
+    ),
+    # the library's additive part alone (no MLP, no pair terms), with its roughness penalty and
+    # with none: what the penalty costs the shapes themselves, apart from what the MLP makes up
+    "gamma40_smooth_rows_lam_rows_additive_only": (
+        {"gamma": 40, "pairs": 0, "hidden_layers": None},
+        library_rules,
+    ),
+    "gamma40_smooth0_lam_rows_additive_only": (
+        {"gamma": 40, "pairs": 0, "hidden_layers": None, "smoothness": 0.0},
+        lambda n: lam_rule(5.0)(n),
     ),
     "gamma40_smooth_rows_lam_rows_pairs_auto_bins8": (
         {"gamma": 40, "pairs": "auto", "deep_bins": 8},

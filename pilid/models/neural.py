@@ -91,6 +91,9 @@ FITTED_ATTRIBUTES_DOC = """
         The features with missing values (NaN) in the fit rows: each has a learned
         contribution for NaN (`shape_functions` shows it as a row with `x` NaN) and a missing
         indicator among the deep part's inputs, which see NaN as 0 (the training mean).
+    deep_bins_ : tuple of (int, ndarray) or None
+        PiLiD's ``deep_bins``: each numeric feature the deep part sees piecewise-linearly
+        encoded, with its bin edges (`pilid.train.batched.deep_input`); None: none.
     categories_ : dict of int to list
         The levels of each string / pandas category column (by position), as given.
     estimators_ : list of estimators
