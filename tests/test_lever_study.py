@@ -1105,3 +1105,35 @@ def test_the_guide_states_the_bins_pieces_and_penalty_levers():
     assert f"(cps1988 MSE {fifth.loc['cps1988', penalty]:.4f} passes EBM's" in guide
     assert fifth.loc["cps1988", penalty] < ebm["cps1988"]
     assert fifth.loc["cps1988", "change"] < fifth.loc["cps1988", "seed_move"]
+
+
+def test_the_guide_states_what_the_additive_part_alone_carries():
+    """The guide's bullet on the additive part alone, with and without the roughness penalty,
+    from levers.csv (five splits)."""
+    study = load_script("lever_study")
+    five = study.on_splits(pd.read_csv(study.OUT), study.SUITE_SPLITS)
+    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    means = five.groupby(["variant", "table"])["value"].mean()
+    smooth = means["gamma40_smooth_rows_lam_rows_additive_only"]
+    plain = means["gamma40_smooth0_lam_rows_additive_only"]
+    full = means[study.LIBRARY_VARIANT]
+    lower = five.groupby("table")["metric"].first()[smooth.index].map(LOWER_IS_BETTER)
+    helps = (smooth - plain[smooth.index]) * np.where(lower.astype(bool), -1.0, 1.0)
+    assert len(helps) == 13
+    assert (
+        f"helps them on {(helps > 0).sum()} of 13 tables and costs them on {(helps < 0).sum()}"
+        in guide
+    )
+    assert helps.sort_values().index[:3].tolist() == ["computers", "mlc_churn", "caravan"]
+    assert f"most on computers (MSE {plain['computers']:.4f} without it, " in guide
+    assert f"{smooth['computers']:.4f} with it), mlc_churn (AUC {plain['mlc_churn']:.4f}" in guide
+    assert f"caravan ({plain['caravan']:.4f} against {smooth['caravan']:.4f})" in guide
+    assert (
+        f"computers {full['computers']:.4f}, mlc_churn {full['mlc_churn']:.4f}, caravan "
+        f"{full['caravan']:.4f}" in guide
+    )
+    assert f"alone (MSE {smooth['ames']:.4f}) is as good as the full defaults" in guide
+    assert (
+        f"(MSE {smooth['ames']:.4f}) is as good as the full defaults ({full['ames']:.4f})" in guide
+    )
+    assert smooth["ames"] <= full["ames"]
