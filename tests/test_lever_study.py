@@ -1137,3 +1137,20 @@ def test_the_guide_states_what_the_additive_part_alone_carries():
         f"(MSE {smooth['ames']:.4f}) is as good as the full defaults ({full['ames']:.4f})" in guide
     )
     assert smooth["ames"] <= full["ames"]
+
+
+def test_the_guide_states_ebms_default_pairs():
+    """EBM's default pair terms as the guide states them: three per feature (``"3x"``)."""
+    pytest.importorskip("interpret")
+    from interpret.glassbox import ExplainableBoostingClassifier
+
+    from pilid.data.suite import load_suite_table
+
+    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    default = ExplainableBoostingClassifier().interactions
+    m = load_suite_table("mlc_churn").X.shape[1]
+    assert default == "3x" and m == 19
+    assert (
+        f"EBM's defaults (InterpretML's `interactions=\"{default}\"`) "
+        f"keep three pair terms per feature, {3 * m} on mlc_churn's {m} features" in guide
+    )
