@@ -350,6 +350,12 @@ def test_the_guide_states_the_committed_confirmation_run():
         "gamma40_smooth_rows_lam_rows_pairs_0_10_30",
         "gamma40_smooth_rows_lam_rows_pairs_auto_seed1000",  # the seed's own move
         "gamma40_smooth_rows_lam_rows_pairs_0_10_30_seed1000",  # and the listed pairs with it
+        "gamma40_smooth_rows_lam_rows_pairs_auto_seed2000",  # a third seed
+        "gamma40_smooth_rows_lam_rows_pairs_auto_bins8",  # levers measured on five splits
+        "gamma100_smooth_rows_lam_rows_pairs_auto",
+        "gamma40_smooth_rows100_lam_rows_pairs_auto",
+        "gamma40_smooth_rows_lam_rows_additive_only",  # the additive part alone
+        "gamma40_smooth0_lam_rows_additive_only",
     }
     summary = study.summarise(levers, suite.read_results(suite.OUT))
     guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
@@ -1154,3 +1160,55 @@ def test_the_guide_states_ebms_default_pairs():
         f"EBM's defaults (InterpretML's `interactions=\"{default}\"`) "
         f"keep three pair terms per feature, {3 * m} on mlc_churn's {m} features" in guide
     )
+
+
+def test_the_guide_and_readme_state_the_third_seed():
+    """The guide's "A third seed" and the README's sentence, from levers.csv: EBM's count with
+    each seed and the three seeds' mean, the largest moves, and ``pairs=[0, 10, 30]`` read
+    against the larger of the two seeds' moves (computed here, apart from lever_study)."""
+    study = load_script("lever_study")
+    suite = load_script("dev_suite")
+    peers = suite.read_results(suite.OUT)
+    five = study.on_splits(pd.read_csv(study.OUT), study.SUITE_SPLITS)
+    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    library, first, second = study.LIBRARY_VARIANT, *study.SEED_VARIANTS
+    listed = "gamma40_smooth_rows_lam_rows_pairs_0_10_30"
+    cells = five.pivot_table(index=["table", "split"], columns="variant", values="value")
+    means = cells[[library, first, second, listed]].dropna().groupby(level="table").mean()
+    assert len(means) == 13
+    lower = five.groupby("table")["metric"].first()[means.index].map(LOWER_IS_BETTER)
+    sign = pd.Series(np.where(lower.astype(bool), -1.0, 1.0), index=means.index)
+    ebm = peers[peers["model"] == "ebm"].groupby("table")["value"].mean()
+
+    def beaten(column: pd.Series) -> set:
+        return {t for t in ebm.index if (column[t] - ebm[t]) * sign[t] > 0}
+
+    committed, once, twice = beaten(means[library]), beaten(means[first]), beaten(means[second])
+    three = beaten(means[[library, first, second]].mean(axis=1))
+    assert (len(committed), len(once), len(twice), len(three)) == (7, 8, 8, 8)
+    assert once == twice == three
+    assert "beat EBM on 8 of 12 tables again, the same 8 as with seed + 1000" in guide
+    assert "and on 8 of 12 with the three seeds' mean" in guide
+    assert "and with split seed + 2000 on the same 8" in readme
+    band = pd.concat(
+        [(means[first] - means[library]).abs(), (means[second] - means[library]).abs()], axis=1
+    ).max(axis=1)
+    top = band.sort_values(ascending=False)[:4]
+    assert top.index.tolist() == ["wage", "attrition", "slid", "caravan"]
+    assert (
+        f"wage (MSE {top['wage']:.4f}), attrition (AUC {top['attrition']:.4f}), slid "
+        f"({top['slid']:.4f}) and caravan ({top['caravan']:.4f})" in guide
+    )
+    change = (means[listed] - means[library]) * sign
+    assert set(change.index[change > band]) == {"mlc_churn", "computers"}
+    assert not (change < -band).any()
+    raw = means[listed] - means[library]
+    move2 = (means[second] - means[library]).abs()
+    assert (
+        f"better by more on 2 tables (mlc_churn AUC {raw['mlc_churn']:+.4f}, computers MSE "
+        f"{raw['computers']:+.4f}; hmda's {raw['hmda']:+.4f} is inside its move with seed + "
+        f"2000, {move2['hmda']:.4f}) and worse by more on none" in guide
+    )
+    assert 0 < change["hmda"] < move2["hmda"]
+    assert second not in study.against_the_seed(five).index
