@@ -9,8 +9,8 @@ run this before and after the change and compare the two files.
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 
 from hydra import compose, initialize_config_dir
 
@@ -33,4 +33,6 @@ def main(out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "setting_ids.json")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("out", nargs="?", default="setting_ids.json", help="the JSON to write")
+    main(parser.parse_args().out)
