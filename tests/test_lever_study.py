@@ -1212,3 +1212,41 @@ def test_the_guide_and_readme_state_the_third_seed():
     )
     assert 0 < change["hmda"] < move2["hmda"]
     assert second not in study.against_the_seed(five).index
+
+
+def test_the_guide_states_the_listed_pairs_on_all_fifteen_tables():
+    """``pairs=[0, 10, 30]`` on the five splits of all 15 tables: better, worse and the same fit
+    (equal values: the same candidate chosen) against the defaults, from levers.csv; and the
+    third seed on the UCI sets' new splits."""
+    study = load_script("lever_study")
+    five = study.on_splits(pd.read_csv(study.OUT), study.SUITE_SPLITS)
+    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    listed, library = "gamma40_smooth_rows_lam_rows_pairs_0_10_30", study.LIBRARY_VARIANT
+    cells = five.pivot_table(index=["table", "split"], columns="variant", values="value")
+    pair = cells[[listed, library]].dropna()
+    assert pair.index.get_level_values("table").nunique() == 15
+    same = (pair[listed] == pair[library]).groupby(level="table").all()
+    means = pair.groupby(level="table").mean()
+    lower = five.groupby("table")["metric"].first()[means.index].map(LOWER_IS_BETTER)
+    change = (means[listed] - means[library]) * np.where(lower.astype(bool), -1.0, 1.0)
+    assert set(change.index[(change > 0) & ~same]) == {"mlc_churn", "hmda", "computers", "diamonds"}
+    assert set(change.index[(change < 0) & ~same]) == {"ames", "caravan", "credit_data"}
+    assert int(same.sum()) == 8 and same["hotel_rates"]
+    assert "the same fit on the other eight, hotel_rates among them" in guide
+    lgbm = load_script("dev_suite").read_results(load_script("dev_suite").OUT)
+    lgbm = lgbm[(lgbm["model"] == "lightgbm") & (lgbm["table"] == "diamonds")]["value"].mean()
+    assert (
+        f"diamonds (MSE {means.loc['diamonds', library]:.5f} -> "
+        f"{means.loc['diamonds', listed]:.5f}, LightGBM {lgbm:.4f})" in guide
+    )
+    uci = pd.read_csv(study.OUT_UCI)
+    third = uci[uci["variant"] == study.SEED_VARIANTS[1]].groupby("table")["value"].mean()
+    peers = pd.read_csv(REPO / "results" / "studies" / "uci_new_splits.csv")
+    ebm = peers[peers["model"] == "ebm"].groupby("table")["value"].mean()
+    lower = {t: LOWER_IS_BETTER[m] for t, m in uci.groupby("table")["metric"].first().items()}
+    wins = [(third[t] < ebm[t]) if lower[t] else (third[t] > ebm[t]) for t in third.index]
+    assert len(third) == 4 and sum(wins) == 2
+    assert (
+        f"2 of 4 again (bank AUC {third['bank']:.4f}, spambase {third['spambase']:.4f}; EBM "
+        f"{ebm['bank']:.4f} and {ebm['spambase']:.4f})" in guide
+    )
