@@ -136,3 +136,20 @@ def test_deep_bins_below_two_or_not_whole_is_one_line(bad):
     with pytest.raises(PilidError, match="deep_bins") as info:
         PiLiDRegressor(deep_bins=bad, **SMALL).fit(X, X[:, 0])
     assert "\n" not in str(info.value)
+
+
+def test_rows_of_weight_zero_place_no_edge_and_three_classes_share_the_bins():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(300, 2))
+    X[:10, 0] = 50.0  # far out, weight 0: no edge there
+    y = (X[:, 1] > 0).astype(int) + (X[:, 1] > 1)  # three classes
+    weight = np.r_[np.zeros(10), np.ones(290)]
+    model = PiLiDClassifier(gamma=4, hidden_layers=(8,), deep_bins=3, **SMALL)
+    model.fit(X, y, sample_weight=weight)
+    edges = dict(model.deep_bins_)[0]
+    np.testing.assert_allclose(edges, np.quantile(X[10:, 0], np.linspace(0, 1, 4)))
+    for member in model.class_estimators_:
+        assert all(a == b for (a, _), (b, _) in zip(member.deep_bins_, model.deep_bins_))
+    proba = model.predict_proba(X)
+    assert proba.shape == (300, 3)
+    np.testing.assert_allclose(proba.sum(1), 1.0, rtol=1e-5)

@@ -157,7 +157,7 @@ _PILID_DOC = (
     deep_bins : int >= 2 or None, default=None
         Beyond the paper: how the deep part sees a numeric feature. None: one standardised
         column (the paper's). An int b: its piecewise-linear encoding on b quantile bins of the
-        fit rows (`pilid.train.batched.piecewise_encoding`: Phi of Definition 2 on these
+        fit rows (unweighted; `pilid.train.batched.piecewise_encoding`: Phi of Definition 2 on these
         points, Gorishniy et al., NeurIPS 2022), b columns in [0, 1]; a feature with few
         distinct values gets fewer bins, a 0/1 feature keeps its one column. The additive part
         and the shapes are the same either way; the fitted edges are in ``deep_bins_``. Off by
@@ -387,7 +387,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         for the candidate that has them, `pilid.models.shape_choice`): `Prepared.pairs` and
         ``pairs_``."""
         prep = super()._prepare(X, y, sample_weight)
-        prep = self._encode_deep_bins(prep, sample_weight)
+        prep = self._encode_deep_bins(prep)
         # what `interaction_grid` needs of the training rows (a background, the ranges)
         keep_grid_rows(self, prep.X[prep.train_idx], trial_rng(prep.seed, STREAM_GRID_ROWS))
         counts = shape_choice.pair_counts(self.pairs)  # None: a number, no choice
@@ -420,10 +420,10 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         self.pairs_ = [(names[a], names[b]) for a, b in found]
         return dataclasses.replace(prep, pairs=found) if len(found) else prep
 
-    def _encode_deep_bins(self, prep, sample_weight):
+    def _encode_deep_bins(self, prep):
         """With ``deep_bins``: `Prepared.bins`, the `quantile_bins` of the numeric features
-        without a monotone constraint (those the deep part sees) on the fit rows of weight > 0;
-        `prep` unchanged without it."""
+        without a monotone constraint (those the deep part sees) on the fit rows of weight > 0
+        (unweighted quantiles); `prep` unchanged without it."""
         if self.deep_bins is None:
             return prep
         rows = prep.X if prep.weight is None else prep.X[prep.weight > 0]
