@@ -1190,7 +1190,7 @@ def test_the_guide_and_readme_state_the_third_seed():
     assert once == twice == three
     assert "beat EBM on 8 of 12 tables again, the same 8 as with seed + 1000" in guide
     assert "and on 8 of 12 with the three seeds' mean" in guide
-    assert "and with split seed + 2000 on the same 8" in readme
+    assert "and with `random_state` = split seed + 2000 on the same 8" in readme
     band = pd.concat(
         [(means[first] - means[library]).abs(), (means[second] - means[library]).abs()], axis=1
     ).max(axis=1)
