@@ -503,3 +503,81 @@ def test_a_reader_holds_the_records_lock_shared_while_it_reads(tmp_path, monkeyp
     assert [r["trial"] for r in store.records()] == [0]
     assert seen == {"exclusive": "refused", "shared": "granted"}
     assert try_lock(fcntl.LOCK_EX) == "granted"  # released after the read
+
+
+def _finishes(block, seconds: float) -> bool:
+    """Whether ``block()`` returns within ``seconds`` (run in a daemon thread: a block that
+    waits forever fails the test instead of hanging it)."""
+    import threading
+
+    done = threading.Event()
+
+    def run():
+        block()
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    return done.wait(seconds)
+
+
+def test_a_reader_inside_its_own_append_lock_reads_instead_of_waiting_for_itself(tmp_path):
+    """SIGTERM while the store appends: the interrupted line counts the records inside the
+    write lock's block. Two ``flock`` locks of one file conflict even in one process, so the
+    reader used to wait for its own writer forever (a hung sweep in the resume test)."""
+    pytest.importorskip("fcntl")
+    from pilid.experiments.locking import exclusive, lock_path
+
+    store = ResultStore(tmp_path)
+    store.append(_record(0))
+    lock = lock_path(store.root, store.path.name)
+    assert lock.exists()
+    seen = []
+
+    def nested():
+        with exclusive(lock):
+            seen.append(len(store.records()))
+
+    assert _finishes(nested, 5.0), "the reader waited for its own process's write lock"
+    assert seen == [1]
+
+
+def test_a_reader_waits_for_another_process_only_so_long(tmp_path, monkeypatch):
+    """A writer of another process that never lets go (a hung process on a shared file system)
+    delays a reader by `SHARED_WAIT_SECONDS`, then it reads unlocked; a short hold is waited
+    for."""
+    fcntl = pytest.importorskip("fcntl")
+    from pilid.experiments import locking
+    from pilid.experiments.locking import lock_path
+
+    store = ResultStore(tmp_path)
+    store.append(_record(0))
+    lock = lock_path(store.root, store.path.name)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys, time\n"
+            f"f = open({str(lock)!r}, 'a')\n"
+            "fcntl.flock(f, fcntl.LOCK_EX)\n"
+            "print('held', flush=True)\n"
+            "time.sleep(60)\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        monkeypatch.setattr(locking, "SHARED_WAIT_SECONDS", 0.3)
+        start = time.monotonic()
+        assert len(store.records()) == 1
+        waited = time.monotonic() - start
+        assert 0.3 <= waited < 5.0
+        fd = os.open(lock, os.O_RDONLY)  # the other process holds it still: refused to us
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+    finally:
+        holder.kill()
+        holder.wait()

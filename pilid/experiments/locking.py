@@ -10,7 +10,10 @@ Two locks live under ``<results_dir>/.locks/``:
 - ``<setting_id>.lock``: held by the runner while a setting runs, so that a second process on
   the same setting waits, then finds its trials recorded.
 
-The operating system drops a lock when its holder dies, even by SIGKILL.
+The operating system drops a lock when its holder dies, even by SIGKILL. A reader never waits
+for a lock its own process holds (``flock`` locks of two open files conflict even in one
+process): SIGTERM or Ctrl-C while the store appends a record used to leave the run waiting
+forever for itself when its interrupted line counted the records (``shared``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +31,13 @@ from pilid.errors import PilidError
 
 #: The folder of the lock files, inside the results directory.
 LOCKS_DIR = ".locks"
+
+#: Lock files this process holds through ``exclusive`` (resolved paths, with a count per nesting).
+_HELD: dict[str, int] = {}
+
+#: How long ``shared`` waits for a writer of another process before it reads unlocked (an
+#: append holds the lock for milliseconds; a reader skips a partial last line anyway).
+SHARED_WAIT_SECONDS = 10.0
 
 
 def lock_path(root: str | Path, name: str) -> Path:
@@ -42,17 +53,24 @@ def exclusive(path: Path, waiting: str | None = None) -> Iterator[None]:
     waits for it. ``OSError`` when the lock file cannot be made.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
+    key = os.path.realpath(path)
     lock = FileLock(path, thread_local=False)
+    _HELD[key] = _HELD.get(key, 0) + 1  # before the lock: a signal inside acquire still counts
     try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        if waiting:
-            print(waiting, file=sys.stderr, flush=True)
-        lock.acquire()
-    try:
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            if waiting:
+                print(waiting, file=sys.stderr, flush=True)
+            lock.acquire()
         yield
     finally:
-        lock.release()
+        try:
+            lock.release()
+        finally:
+            _HELD[key] -= 1
+            if not _HELD[key]:
+                del _HELD[key]
 
 
 @contextlib.contextmanager
@@ -64,23 +82,32 @@ def shared(path: Path) -> Iterator[None]:
     exclusive hold and lets other readers in. Where the lock file does not exist (no writer of
     ours has used it), cannot be opened, or cannot be locked (no ``fcntl``, as on Windows, or a
     file system without ``flock``), the block runs unlocked: readers skip a partial last line.
+    So it does where this process holds the lock itself (``exclusive``; a signal handler that
+    reads while the store appends), and after `SHARED_WAIT_SECONDS` of another process's hold.
     """
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
         fcntl = None
     fd = -1
-    if fcntl is not None:
+    if fcntl is not None and os.path.realpath(path) not in _HELD:
         try:
             fd = os.open(path, os.O_RDONLY)
         except OSError:
             fd = -1
     try:
         if fd >= 0:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH)
-            except OSError:
-                pass
+            deadline = time.monotonic() + SHARED_WAIT_SECONDS
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:  # a writer holds it: wait a little, then again
+                    if time.monotonic() >= deadline:
+                        break
+                    time.sleep(0.01)
+                except OSError:  # no flock on this file system: unlocked
+                    break
         yield
     finally:
         if fd >= 0:
