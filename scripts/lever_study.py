@@ -399,13 +399,14 @@ def against_the_seed(levers: pd.DataFrame) -> pd.DataFrame:
     Counts ``better`` / ``worse`` and, of those, the tables where the change is larger than the
     seed's own (``better_beyond`` / ``worse_beyond``); ``tables`` compared. The library's
     variant and its refits with other seeds (`SEED_VARIANTS`) are left out."""
+    columns = ["variant", "tables", "better", "worse", "better_beyond", "worse_beyond"]
     cells = levers.pivot_table(index=["table", "split"], columns="variant", values="value")
+    if LIBRARY_VARIANT not in cells or SEED_VARIANT not in cells:
+        return pd.DataFrame(columns=columns).set_index("variant")
     metric = levers.groupby("table")["metric"].first()
     rows = []
     for variant in levers["variant"].unique():
-        if variant in (LIBRARY_VARIANT, *SEED_VARIANTS) or LIBRARY_VARIANT not in cells:
-            continue
-        if SEED_VARIANT not in cells:
+        if variant in (LIBRARY_VARIANT, *SEED_VARIANTS):
             continue
         shared = cells[[variant, LIBRARY_VARIANT, SEED_VARIANT]].dropna()
         if shared.empty:
@@ -426,7 +427,6 @@ def against_the_seed(levers: pd.DataFrame) -> pd.DataFrame:
                 "worse_beyond": int((change < -seed).sum()),
             }
         )
-    columns = ["variant", "tables", "better", "worse", "better_beyond", "worse_beyond"]
     return pd.DataFrame(rows, columns=columns).set_index("variant")
 
 
