@@ -31,6 +31,11 @@ categorical splits); trees do not need the scaling and PiLiD standardises its in
     OMP_NUM_THREADS=1 python scripts/dev_suite.py --tables default computers --splits 0 1
     python scripts/dev_suite.py --summary-only                           # print the CSV's summary
 
+A rerun gives the committed CSV bit for bit on the machine that wrote it; on another processor
+EBM's and LightGBM's cells still do and PiLiD's move in their last digits, more where a choice
+nearly ties (``results/studies/dev_suite_rerun.csv``; ``scripts/suite_drift.py`` compares two
+runs).
+
 Time: `TIMINGS` holds the fit seconds of one split measured on the 2-core development machine
 (OMP_NUM_THREADS=1, a background sweep on the other core). LightGBM takes a tenth of a second,
 PiLiD's defaults 2-6 s, EBM's defaults 6-35 s per split except on Computers, where its

@@ -2,12 +2,12 @@
 
 ``scripts/dev_suite.py`` refits every cell (table, split, model) from its seed, so a rerun of
 the committed ``results/studies/dev_suite.csv`` should give the same numbers. It does on the
-machine and in the process history that wrote them; elsewhere the last digits of a fit move (the
-float kernels of MKL, which PyTorch's CPU build uses, depend on the processor and, within one
-process, on the memory alignment of its arrays), and where the inner validation of
-``pairs="auto"`` nearly ties, or early stopping nearly ties, a small move becomes a different
-model. This script reads two results CSVs of ``dev_suite.py`` (the committed one and a rerun,
-e.g. ``--out`` on another machine) and prints, on the cells both hold:
+machine that wrote them (in any order of the cells); on another processor EBM's and LightGBM's
+cells still do, but the last digits of a PiLiD fit move (torch's CPU build computes in MKL,
+whose kernels follow the processor), and where the inner validation of ``pairs="auto"`` or
+early stopping nearly ties, a small move becomes a different model. This script reads two
+results CSVs of ``dev_suite.py`` or ``uci_new_splits.py`` (the committed one and a rerun, e.g.
+``--out`` on another machine) and prints, on the cells both hold:
 
 * per model: the cells, how many are bit-identical, the median and the largest absolute
   difference of the metric and the cell that moved most (`drift_by_model`);
@@ -18,6 +18,8 @@ e.g. ``--out`` on another machine) and prints, on the cells both hold:
   says so.
 
     python scripts/suite_drift.py results/studies/dev_suite.csv results/studies/dev_suite_rerun.csv
+    python scripts/suite_drift.py results/studies/uci_new_splits.csv \
+        results/studies/uci_new_splits_rerun.csv
 """
 
 from __future__ import annotations
