@@ -198,6 +198,7 @@ class PiLiDModel(MLPModel):
     lr_decay: float | None = MISSING  # refining phase at lr * lr_decay (None: none, the paper's)
     bag_validation: str = MISSING  # a bag's early-stopping rows: "shared" or each member's "own"
     deep_bins: int | None = MISSING  # the MLP's numeric input on b bins (None: standardised)
+    min_frequency: Any = MISSING  # levels with fewer fit rows merged (None: none)
 
 
 @dataclass

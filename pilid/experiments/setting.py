@@ -57,6 +57,7 @@ KEYS_ADDED_AT_IDENTITY = {
     ("model", "lr_decay"): None,  # no refining phase (pilid.models.pilid, lr_decay)
     ("model", "bag_validation"): "shared",  # one set of early-stopping rows for a whole bag
     ("model", "deep_bins"): None,  # the MLP sees each numeric feature standardised
+    ("model", "min_frequency"): None,  # every level of a category its own value
     # the synthetic loader's options that conf/data/synthetic.yaml lists since its schema
     ("data", "interaction_share"): 0.2,
     ("data", "logit_scale"): 1.0,

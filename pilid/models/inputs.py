@@ -44,6 +44,9 @@ class UnseenCategoryWarning(UserWarning):
 
 #: How `InputMixin` codes a category not seen in fit (NaN is a missing value, +inf "unseen").
 UNSEEN_CODE = np.inf
+#: The level that ``min_frequency`` merges a column's infrequent levels into (shapes and
+#: explanations show it by this name; ``infrequent_categories_`` lists what it holds).
+INFREQUENT_LEVEL = "(infrequent)"
 
 
 def categorical_mask(categorical_features, n_features: int, feature_names=None) -> np.ndarray:
@@ -195,15 +198,19 @@ class InputMixin:
                     else pd.Categorical(col.dropna()).categories
                 )
                 self.categories_[int(j)] = list(cats)
+            self._merge_infrequent(X)
         if not self.categories_ and not auto.any():
             return X, auto
         X = X.copy()
         unseen = []
+        infrequent = getattr(self, "infrequent_categories_", {})
         for j, cats in self.categories_.items():
             if j >= X.shape[1]:
                 continue
             col = X.iloc[:, j]
             codes = pd.Index(cats).get_indexer(col).astype(np.float64)  # -1: unseen or NaN
+            if j in infrequent:  # the merged level's code (`_merge_infrequent`)
+                codes[col.isin(infrequent[j]).to_numpy()] = len(cats) - 1
             bad = codes < 0
             if bad.any():
                 na = col.isna().to_numpy()
@@ -224,6 +231,29 @@ class InputMixin:
                 stacklevel=4,
             )
         return X, auto
+
+    def _merge_infrequent(self, X: pd.DataFrame) -> None:
+        """``min_frequency`` (scikit-learn's ``OneHotEncoder`` convention): the levels of a
+        category / string column with fewer fit rows than it (a whole number; a fraction in
+        (0, 1): of the fit rows) become one level, `INFREQUENT_LEVEL`, the last of
+        ``categories_[j]``; ``infrequent_categories_[j]`` lists them (only columns that have
+        such levels). A level with no fit row stays as it is (unseen: average contribution).
+        None: nothing merged."""
+        self.infrequent_categories_ = {}
+        threshold = getattr(self, "min_frequency", None)
+        if threshold is None:
+            return
+        if not is_whole(threshold):  # a fraction of the fit rows
+            threshold = float(threshold) * X.shape[0]
+        for j, cats in self.categories_.items():
+            counts = X.iloc[:, j].value_counts(dropna=True)
+            seen = np.array([counts.get(c, 0) for c in cats])
+            rare = (seen > 0) & (seen < threshold)
+            if not rare.any():
+                continue
+            self.infrequent_categories_[j] = [c for c, r in zip(cats, rare) if r]
+            kept = [c for c, r in zip(cats, rare) if not r]
+            self.categories_[j] = [*kept, INFREQUENT_LEVEL]
 
     def _categorical_mask(self, auto: np.ndarray, n_features: int) -> np.ndarray:
         """Categorical columns: those of category/string dtype and `categorical_features`."""

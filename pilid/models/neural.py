@@ -95,7 +95,12 @@ FITTED_ATTRIBUTES_DOC = """
         PiLiD's ``deep_bins``: each numeric feature the deep part sees piecewise-linearly
         encoded, with its bin edges (`pilid.train.batched.deep_input`); None: none.
     categories_ : dict of int to list
-        The levels of each string / pandas category column (by position), as given.
+        The levels of each string / pandas category column (by position), as given; with
+        PiLiD's ``min_frequency`` a column's infrequent levels are one level,
+        ``"(infrequent)"``, the last of its list.
+    infrequent_categories_ : dict of int to list
+        PiLiD's ``min_frequency``: per column with infrequent levels (by position), the levels
+        merged into ``"(infrequent)"``; {} for none.
     estimators_ : list of estimators
         A bag's members (``n_bags`` > 1 only), each fitted on its bootstrap rows.
     bag_rows_ : ndarray of shape (n_bags, n_train)

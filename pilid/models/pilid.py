@@ -252,7 +252,16 @@ _PILID_DOC = (
         its own ``val_fraction`` of all the fit rows (drawn from its seed, stratified by class;
         ``bag_val_rows_``) and draws its bootstrap sample from the rest, so every row trains
         most members. The inner validation of ``pairs`` / ``smoothness`` then reads every fit
-        row out of some members' bags."""
+        row out of some members' bags.
+    min_frequency : int >= 1, float in (0, 1) or None, default=None
+        Beyond the paper, scikit-learn's ``OneHotEncoder(min_frequency=...)``: the levels of a
+        category / object / string column with fewer fit rows than this (a whole number; a
+        fraction: of the fit rows, every row counted whatever its weight) become one level,
+        ``"(infrequent)"``, with one value in the shape and one column in the MLP's one-hot;
+        ``infrequent_categories_`` lists them, and such a level at prediction gets the merged
+        level's value. A level with no fit row is left as it is, and a numeric column named in
+        ``categorical_features`` is not merged. None: every level its own value [the paper's].
+        Off by default (``scripts/lever_study.py``; the guide's "Levers measured since")."""
     + MONOTONE_DOC
     + """
 
@@ -319,6 +328,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         "lr_decay": [Number(0, 1, closed="neither"), None],
         "bag_validation": [Choice(BAG_VALIDATION)],
         "deep_bins": [Whole(2), None],
+        "min_frequency": [Whole(1), Number(0, 1, closed="neither"), None],
     }
 
     def __init__(
@@ -351,6 +361,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         lr_decay=None,
         bag_validation="shared",
         deep_bins=None,
+        min_frequency=None,
     ):
         self.gamma = gamma
         self.knots = knots
@@ -380,6 +391,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         self.lr_decay = lr_decay
         self.bag_validation = bag_validation
         self.deep_bins = deep_bins
+        self.min_frequency = min_frequency
 
     def _prepare(self, X, y, sample_weight=None):
         """`pilid.train.Trainable._prepare`, then the pairs of the pair terms (``pairs``,
