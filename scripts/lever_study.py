@@ -290,6 +290,12 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", "min_frequency": 10},
         library_rules,
     ),
+    # and with the other seed (compared with SEED_VARIANT, seed for seed): whether its gain on
+    # ames holds with another seed
+    "gamma40_smooth_rows_lam_rows_pairs_auto_minfreq10_seed1000": (
+        {"gamma": 40, "pairs": "auto", "min_frequency": 10, SEED_OFFSET: 1000},
+        library_rules,
+    ),
 }
 
 
