@@ -86,6 +86,10 @@ def test_without_it_every_level_keeps_its_own_value():
     assert est.categories_[1] == list(LEVELS)
     off = PiLiDRegressor(gamma=4, n_bags=1, min_frequency=1, **SMALL).fit(df, y)
     np.testing.assert_array_equal(off.predict(df), est.predict(df))  # no level under 1 row
+    merged = PiLiDRegressor(gamma=4, n_bags=1, min_frequency=10, **SMALL).fit(df, y)
+    assert merged.infrequent_categories_  # then refit on an array: nothing left of the frame's
+    codes = df.assign(town=df["town"].cat.codes, kind=(df["kind"] == "q").astype(float))
+    assert merged.fit(codes.to_numpy(float), y).infrequent_categories_ == {}
 
 
 def test_an_infrequent_level_at_prediction_gets_the_merged_value():

@@ -178,7 +178,7 @@ class InputMixin:
         """Turn non-numeric / category columns of a DataFrame into codes (Definition 1)."""
         if not hasattr(X, "dtypes") or not hasattr(X, "columns"):
             if fit:
-                self.categories_ = {}
+                self.categories_, self.infrequent_categories_ = {}, {}
             if getattr(getattr(X, "dtype", None), "kind", "") in ("M", "m"):
                 raise PilidError(
                     "X holds dates or durations (numpy datetime64/timedelta64); convert them to "
