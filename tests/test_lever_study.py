@@ -278,6 +278,12 @@ def test_the_summary_shows_only_cells_that_have_every_split_asked_for():
     assert screen.groupby("variant")["value"].mean().to_dict() == {"defaults": 1.5, "gamma20": 6.5}
 
 
+def _guide() -> str:
+    """The user guide's text with its whitespace collapsed (so a sentence across lines reads
+    as one)."""
+    return " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+
+
 def _ebm(row) -> str:
     """A summary row's wins against EBM, of the tables compared (those with EBM's rows)."""
     return f"{int(row.beats_ebm)} of {int(row.of_ebm)}"
@@ -301,7 +307,7 @@ def test_the_readme_counts_are_the_committed_screening_runs():
     summary = study.summarise(levers, peers)
     best = summary.loc["onehot_additive_first_gamma_rows"]
     history = _history()
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     base = summary.loc["defaults"]
     assert best.baseline == "defaults"
     n = {
@@ -360,7 +366,7 @@ def test_the_guide_states_the_committed_confirmation_run():
         "gamma40_smooth_rows_lam_rows_pairs_auto_minfreq10_seed1000",  # and on ames, seed + 1000
     }
     summary = study.summarise(levers, suite.read_results(suite.OUT))
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     rule, both = summary.loc["gamma_rows"], summary.loc["additive_first_gamma_rows"]
     assert (
         f"beat `code` on {int(rule.beats_baseline)} of 15 tables and EBM on "
@@ -392,7 +398,7 @@ def test_the_guide_states_the_committed_dev_suite_run():
     suite = load_script("dev_suite")
     _, summaries = study.defaults_change(pd.read_csv(study.OUT), suite.read_results(suite.OUT))
     summary = summaries["earlier"]
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     per_table = summary["per_table"]
     wins = [t for t in per_table.index if per_table.loc[t, "pilid_beats_ebm"] is True]
     rank = summary["mean_rank"]
@@ -407,7 +413,7 @@ def test_the_guide_states_the_committed_smooth_pieces_runs():
     study = load_script("lever_study")
     suite = load_script("dev_suite")
     peers = suite.read_results(suite.OUT)
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     screen = study.summarise(study.on_splits(pd.read_csv(study.OUT), study.SCREEN_SPLITS), peers)
     rows = {
         "gamma20_smooth0.01": "`gamma=20`, `smoothness=0.01`",
@@ -439,7 +445,7 @@ def test_the_guide_states_the_committed_smooth_pieces_runs():
 def _history() -> str:
     """The guide's "How the suite got there": the README's account of the levers before the
     defaults changed, moved to the guide whole (whitespace normalised)."""
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     start = guide.index("**How the suite got there**")
     return guide[start : guide.index("`python scripts/lever_study.py` fits PiLiD", start)]
 
@@ -465,7 +471,7 @@ def test_the_guide_states_the_committed_auto_smoothness_runs():
     suite = load_script("dev_suite")
     levers = pd.read_csv(study.OUT)
     peers = suite.read_results(suite.OUT)
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     every = study.summarise(study.on_splits(levers, (0, 1, 2, 3, 4)), peers)
     screen = study.summarise(study.on_splits(levers, study.SCREEN_SPLITS), peers)
     confirm = study.summarise(study.on_splits(levers, (2, 3, 4)), peers)
@@ -529,7 +535,7 @@ def test_the_guide_states_the_committed_lam_rows_runs():
     suite = load_script("dev_suite")
     levers = pd.read_csv(study.OUT)
     peers = suite.read_results(suite.OUT)
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     variant = "gamma40_smooth0.1_lam_rows"
     counts = [
         _counts(study.summarise(study.on_splits(levers, splits), peers), variant)
@@ -572,7 +578,7 @@ def test_the_guide_and_readme_state_the_committed_pair_term_runs():
     suite = load_script("dev_suite")
     levers = pd.read_csv(study.OUT)
     peers = suite.read_results(suite.OUT)
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     history = _history()
     variant, without = "gamma40_smooth0.1_lam_rows_pairs_auto", "gamma40_smooth0.1_lam_rows"
     screen = _counts(study.summarise(study.on_splits(levers, study.SCREEN_SPLITS), peers), variant)
@@ -614,7 +620,7 @@ def test_the_guide_states_the_committed_pair_ranking_runs():
     suite = load_script("dev_suite")
     screen = study.on_splits(pd.read_csv(study.OUT), study.SCREEN_SPLITS)
     summary = study.summarise(screen, suite.read_results(suite.OUT))
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     both, residual = (
         "gamma40_smooth0.1_lam_rows_pairs_auto_both",
         "gamma40_smooth0.1_lam_rows_pairs_auto",
@@ -670,7 +676,7 @@ def test_the_readme_and_guide_state_the_committed_pair_ranking_and_fidelity_runs
     suite = load_script("dev_suite")
     levers, peers = pd.read_csv(study.OUT), suite.read_results(suite.OUT)
     history = _history()
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     both = "gamma40_smooth0.1_lam_rows_pairs_auto_both"
     every = study.on_splits(levers, (0, 1, 2, 3, 4))
     _, ebm = _counts(study.summarise(every, peers), both)
@@ -705,7 +711,7 @@ def test_the_guide_states_the_committed_uci_runs_of_the_candidate():
     defaults' and EBM's, the wins, and the fit seconds against EBM's."""
     study = load_script("lever_study")
     uci = load_script("uci_new_splits")
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     variant = "gamma40_smooth_rows_lam_rows_pairs_auto"
     rows = pd.read_csv(study.OUT_UCI)
     rows = rows[rows["variant"] == variant]
@@ -750,7 +756,7 @@ def test_the_guide_states_the_committed_suite_runs_of_the_candidate():
     study = load_script("lever_study")
     suite = load_script("dev_suite")
     levers, peers = pd.read_csv(study.OUT), suite.read_results(suite.OUT)
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     variant = "gamma40_smooth_rows_lam_rows_pairs_auto"
     counts = {
         splits: _counts(study.summarise(study.on_splits(levers, splits), peers), variant)
@@ -829,7 +835,7 @@ def test_the_guide_states_the_levers_measured_since():
     suite = load_script("dev_suite")
     peers = suite.read_results(suite.OUT)
     levers = pd.read_csv(study.OUT)
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     floor, library = "gamma40_smooth_rows_floor0.1_lam_rows_pairs_auto", study.LIBRARY_VARIANT
     five = study.on_splits(levers, study.SUITE_SPLITS)
     summary = study.summarise(five[five["variant"].isin([floor, library])], peers)
@@ -1054,7 +1060,7 @@ def test_the_guide_states_the_bins_pieces_and_penalty_levers():
     suite = load_script("dev_suite")
     peers = suite.read_results(suite.OUT)
     five = study.on_splits(pd.read_csv(study.OUT), study.SUITE_SPLITS)
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     library, seed = study.LIBRARY_VARIANT, study.SEED_VARIANT
     ebm = peers[peers["model"] == "ebm"].groupby("table")["value"].mean()
     stated = {
@@ -1121,7 +1127,7 @@ def test_the_guide_states_what_the_additive_part_alone_carries():
     from levers.csv (five splits)."""
     study = load_script("lever_study")
     five = study.on_splits(pd.read_csv(study.OUT), study.SUITE_SPLITS)
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     means = five.groupby(["variant", "table"])["value"].mean()
     smooth = means["gamma40_smooth_rows_lam_rows_additive_only"]
     plain = means["gamma40_smooth0_lam_rows_additive_only"]
@@ -1155,7 +1161,7 @@ def test_the_guide_states_ebms_default_pairs():
 
     from pilid.data.suite import load_suite_table
 
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     default = ExplainableBoostingClassifier().interactions
     m = load_suite_table("mlc_churn").X.shape[1]
     assert default == "3x" and m == 19
@@ -1173,7 +1179,7 @@ def test_the_guide_and_readme_state_the_third_seed():
     suite = load_script("dev_suite")
     peers = suite.read_results(suite.OUT)
     five = study.on_splits(pd.read_csv(study.OUT), study.SUITE_SPLITS)
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
     library, first, second = study.LIBRARY_VARIANT, *study.SEED_VARIANTS
     listed = "gamma40_smooth_rows_lam_rows_pairs_0_10_30"
@@ -1223,7 +1229,7 @@ def test_the_guide_states_the_listed_pairs_on_all_fifteen_tables():
     third seed on the UCI sets' new splits."""
     study = load_script("lever_study")
     five = study.on_splits(pd.read_csv(study.OUT), study.SUITE_SPLITS)
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     listed, library = "gamma40_smooth_rows_lam_rows_pairs_0_10_30", study.LIBRARY_VARIANT
     cells = five.pivot_table(index=["table", "split"], columns="variant", values="value")
     pair = cells[[listed, library]].dropna()
@@ -1263,7 +1269,7 @@ def test_the_guide_states_the_bag_of_32():
     suite = load_script("dev_suite")
     peers = suite.read_results(suite.OUT)
     screen = study.on_splits(pd.read_csv(study.OUT), study.SCREEN_SPLITS)
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     library, seed = study.LIBRARY_VARIANT, study.SEED_VARIANT
     bags = "gamma40_smooth_rows_lam_rows_pairs_auto_bags32"
     mean = _seed_reading(screen, bags, library, seed)
@@ -1295,7 +1301,7 @@ def test_the_guide_states_the_rare_levels_lever():
 
     study = load_script("lever_study")
     suite = load_script("dev_suite")
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
+    guide = _guide()
     variant, library = "gamma40_smooth_rows_lam_rows_pairs_auto_minfreq10", study.LIBRARY_VARIANT
     with_rare = []
     for name in SUITE:
