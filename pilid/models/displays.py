@@ -11,7 +11,11 @@ artists in attributes ending in ``_`` (``figure_``, ``axes_``, ``lines_``, ...).
   ``upper``, or ``value`` +- ``std``) as a shaded band; a row whose ``x`` is NaN (the feature's
   contribution for a missing value) as a separate marker right of the curve, at a tick labelled
   ``NA``; a categorical feature as a step per level with the levels as tick labels; a ``class``
-  column (multiclass) as one line per class, one colour per class, with a legend.
+  column (multiclass) as one line per class, one colour per class, with a legend. The panels
+  of the first column say what the values add to (``contribution to`` the prediction, the
+  predicted target by its name, or the logit of the positive class by its label); a new
+  figure is laid out (matplotlib's tight layout) so that no title runs into the tick labels of
+  the panel above; long level names and feature names are shortened with an ellipsis.
 - `InteractionDisplay`: a pair's joint effect on a grid (``x_a``, ``x_b``, ``value``, the
   paper's Figure 5) as a heat map coloured symmetrically about 0.
 - The waterfall of one prediction is `pilid.models.explanation.ExplanationDisplay`.
@@ -31,6 +35,7 @@ import numbers
 
 import numpy as np
 import pandas as pd
+from sklearn.base import is_classifier
 
 from pilid.errors import PilidError
 
@@ -51,12 +56,78 @@ LINE_STYLE = {"marker": "o", "ms": 2, "lw": 1.2}
 STEP_STYLE = {"marker": "o", "ms": 3}
 #: A bag's band unless ``band_kw`` says otherwise.
 BAND_STYLE = {"alpha": 0.25, "lw": 0}
+#: The longest level name drawn as a tick label, the longest panel title and the longest output
+#: name of a y label (characters); a longer one is cut, `ELLIPSIS` standing for what is left out
+#: (in a level name, its middle: levels often differ only at their end).
+LEVEL_CHARS = 14
+TITLE_CHARS = 30
+OUTPUT_CHARS = 26
+ELLIPSIS = "\u2026"
 
 
 def plain_text(text) -> str:
     """``text`` as matplotlib draws it literally: every ``$`` escaped (two of them would
     otherwise start and end mathtext, and an unmatched one could fail the drawing)."""
     return str(text).replace("$", r"\$")
+
+
+def _shorten(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, its last one `ELLIPSIS`, when it is longer."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + ELLIPSIS
+
+
+def _level_labels(levels) -> list[str]:
+    """The tick labels of a categorical feature's `levels`: each level's text, a long one
+    (over `LEVEL_CHARS`) cut in the middle (``an unus…e first``), the cut made longer until no
+    two labels are the same."""
+    texts = [_level_text(v) for v in levels]
+    longest = max((len(t) for t in texts), default=0)
+    for limit in range(LEVEL_CHARS, longest + 1):
+        labels = [_cut_middle(t, limit) for t in texts]
+        if len(set(labels)) == len(set(texts)):
+            return labels
+    return texts
+
+
+def _cut_middle(text: str, limit: int) -> str:
+    """`text` with its middle replaced by `ELLIPSIS` so that it has `limit` characters, when it
+    is longer."""
+    if len(text) <= limit:
+        return text
+    head = limit // 2
+    tail = limit - 1 - head
+    return text[:head] + ELLIPSIS + text[len(text) - tail :]
+
+
+def _class_text(label) -> str:
+    """A class label as a message or a plot names it: ``'yes'`` (quoted) for a string, ``1``
+    for a number (numpy's scalars as Python's)."""
+    if isinstance(label, np.generic):
+        label = label.item()
+    return repr(label) if isinstance(label, str) else _level_text(label)
+
+
+def _output_name(estimator, class_label=None) -> str:
+    """What a fitted estimator's raw output is, as a plot names it: ``logit of class 'yes'``
+    (a classifier: `class_label`'s logit, by default the positive class ``classes_[1]``;
+    ``logit of each class`` for K > 2 classes without `class_label`), ``predicted price`` (a
+    regressor fitted on a target named ``price``), else ``prediction``."""
+    model = getattr(estimator, "best_estimator_", estimator)
+    if is_classifier(model):
+        classes = list(model.classes_)
+        if class_label is None:
+            if len(classes) > 2:
+                return "logit of each class"
+            class_label = classes[-1]
+        return f"logit of class {_class_text(class_label)}"
+    name = getattr(model, "target_name_", None)
+    return "prediction" if name is None else f"predicted {name}"
+
+
+def _first_column(ax) -> bool:
+    """Whether `ax` is in the first column of its grid (an axes of no grid: True)."""
+    spec = ax.get_subplotspec()
+    return spec is None or spec.is_first_col()
 
 
 def _level_text(level) -> str:
@@ -74,12 +145,16 @@ def _is_numeric(values: pd.Series) -> bool:
 
 
 def _new_axes(n: int, ncols: int):
-    """A new pyplot figure with a grid of `ncols` columns for `n` panels (extras hidden)."""
+    """A new pyplot figure with a grid of `ncols` columns for `n` panels (extras hidden), laid
+    out by matplotlib's tight layout at every drawing: titles, tick labels and y labels of
+    neighbouring panels do not overlap, and none leaves the figure."""
     import matplotlib.pyplot as plt
 
     ncols = max(1, min(ncols, n))
     nrows = -(-n // ncols)
-    _, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, 2.1 * nrows), squeeze=False)
+    _, axes = plt.subplots(
+        nrows, ncols, figsize=(2.6 * ncols, 2.3 * nrows), squeeze=False, layout="tight"
+    )
     axes = axes.ravel()
     for extra in axes[n:]:
         extra.set_visible(False)
@@ -118,8 +193,9 @@ class ShapeDisplay:
     ``x`` is NaN) as a separate marker right of the curve, at a tick labelled ``NA``; a
     categorical feature (flagged, or with level labels as ``x``) as a step per level with the
     levels as tick labels; with a ``class`` column, one line per class (the colour of the
-    class's position among the table's classes) and a legend on the first panel. Build it with
-    `from_estimator` or `from_shapes`, or from a table and `plot`.
+    class's position among the table's classes) and a legend on the first panel; with
+    `output`, the panels of the first column have the y label ``contribution to <output>``.
+    Build it with `from_estimator` or `from_shapes`, or from a table and `plot`.
 
     Parameters
     ----------
@@ -131,6 +207,10 @@ class ShapeDisplay:
     categorical : dict, sequence or None, default=None
         The categorical features: a dict name -> bool, or a collection of names. A feature
         whose ``x`` are not numbers (level labels) is categorical whatever this says.
+    output : str or None, default=None
+        What the values are contributions to (``"logit of class 'yes'"``, ``"predicted
+        price"``; `from_estimator` names the estimator's), drawn as the y label of the first
+        column's panels; None: no y label.
 
     Attributes
     ----------
@@ -151,7 +231,7 @@ class ShapeDisplay:
         The classes' legend (on the first panel), None for one class.
     """
 
-    def __init__(self, shapes: pd.DataFrame, features=None, categorical=None):
+    def __init__(self, shapes: pd.DataFrame, features=None, categorical=None, output=None):
         missing = [c for c in ("feature", "x", "value") if c not in shapes.columns]
         if missing:
             raise PilidError(
@@ -171,6 +251,7 @@ class ShapeDisplay:
         else:
             flagged = {str(k) for k in categorical}
         self.categorical = {f: f in flagged for f in self.features}
+        self.output = None if output is None else str(output)
 
     @staticmethod
     def _choose(features, names: list[str]) -> list[str] | None:
@@ -202,6 +283,7 @@ class ShapeDisplay:
         band_kw=None,
         reference_line: bool = True,
         feature_names=None,
+        output=None,
     ):
         """Draw the shapes of a tidy table (`shape_functions`'s columns).
 
@@ -228,6 +310,9 @@ class ShapeDisplay:
         feature_names : list of str or None, default=None
             Every feature name in column order (what integer `features` and a bool
             `categorical` refer to); None: the table's features in order.
+        output : str or None, default=None
+            What the values are contributions to, the first column's y label
+            (``contribution to <output>``); None: no y label.
 
         Returns
         -------
@@ -247,7 +332,9 @@ class ShapeDisplay:
                 categorical = {
                     names[f] if isinstance(f, numbers.Integral) else str(f): True for f in flags
                 }
-        display = cls(shapes, features=cls._choose(features, names), categorical=categorical)
+        display = cls(
+            shapes, features=cls._choose(features, names), categorical=categorical, output=output
+        )
         return display.plot(
             ax=ax, ncols=ncols, line_kw=line_kw, band_kw=band_kw, reference_line=reference_line
         )
@@ -258,7 +345,8 @@ class ShapeDisplay:
     ):
         """Draw the shapes of a fitted estimator with an additive part (PiLiD, PiLiB, their
         CV and bagged forms): its `shape_functions()`, categorical features as its
-        ``categorical_``.
+        ``categorical_``, the y label naming its output (the logit of the positive class by
+        its label, the logits of K > 2 classes, or the predicted target by its name).
 
         Parameters
         ----------
@@ -305,6 +393,7 @@ class ShapeDisplay:
             line_kw=line_kw,
             band_kw=band_kw,
             feature_names=names,
+            output=_output_name(model),
         )
 
     def plot(self, ax=None, ncols: int = 4, line_kw=None, band_kw=None, reference_line=True):
@@ -328,7 +417,7 @@ class ShapeDisplay:
         -------
         ShapeDisplay
             self, with `figure_`, `axes_`, `lines_`, `bands_`, `missing_`, `classes_` and
-            `legend_` set.
+            `legend_` set. A new figure is laid out (tight layout) whenever it is drawn.
         """
         n = len(self.features)
         if ax is None:
@@ -352,8 +441,11 @@ class ShapeDisplay:
             self._panel(a, i, table[(names == name).to_numpy()], name, line_kw, band_kw)
             if reference_line:
                 a.axhline(0.0, color="0.7", lw=0.6)
-            a.set_title(plain_text(name), fontsize=9)
+            a.set_title(plain_text(_shorten(name, TITLE_CHARS)), fontsize=9)
             a.tick_params(labelsize=7)
+            if self.output is not None and _first_column(a):
+                output = plain_text(_shorten(self.output, OUTPUT_CHARS))
+                a.set_ylabel(f"contribution to\n{output}", fontsize=7)
         self.legend_ = None
         if k > 1 and n:
             self.legend_ = axes[0].legend(
@@ -427,7 +519,7 @@ class ShapeDisplay:
             a.set_xlim(right=missing_at + (missing_at - hi) / 2)  # the marker whole
         if categorical:
             ticks = np.arange(len(levels) + any_missing, dtype=np.float64)
-            labels = [plain_text(_level_text(v)) for v in levels]
+            labels = [plain_text(t) for t in _level_labels(levels)]
             a.set_xticks(ticks, labels + [MISSING_LABEL] * any_missing)
             if any(len(t) > 3 for t in labels):
                 a.tick_params(axis="x", labelrotation=30)

@@ -13,9 +13,12 @@ which again sum to its output. NIT has no additive component: its table has ``de
 
 `ExplanationDisplay` draws one row as a waterfall, as scikit-learn's Display objects do
 (``ExplanationDisplay.from_estimator(est, X, row=0)``): it is kept apart from the estimators,
-which only delegate to it (`ExplainMixin`). It draws on the given axes, or on a new
-`matplotlib.figure.Figure` (pyplot's state and backend are left alone). Feature names are drawn
-literally (`pilid.models.plotting.plain_text`: a ``$`` is a dollar sign).
+which only delegate to it (`ExplainMixin`). It draws on the given axes, or (as scikit-learn's
+displays and `pilid.models.displays` do) on a new pyplot figure, ``plt.gcf()``, that notebooks
+show and ``plt.savefig`` saves. Its title names the output (``logit of class 'yes' = 0.21`` for a
+classifier, ``predicted price = 12.3`` for a regressor fitted on a target named ``price``) and
+a legend says what the bars' colours mean. Feature names are drawn literally
+(`pilid.models.plotting.plain_text`: a ``$`` is a dollar sign).
 """
 
 from __future__ import annotations
@@ -24,9 +27,9 @@ import numbers
 
 import numpy as np
 import pandas as pd
-from sklearn.base import is_classifier
 
 from pilid.errors import PilidError
+from pilid.models.displays import _class_text, _output_name
 from pilid.models.plotting import plain_text
 
 __all__ = ["DEEP", "INTERCEPT", "ExplainMixin", "ExplanationDisplay", "explain"]
@@ -37,6 +40,12 @@ DEEP = "deep"
 INTERCEPT = "intercept"
 #: Bar colours of the waterfall: contributions raising / lowering the output, the rest.
 UP, DOWN, NEUTRAL = "#d62728", "#1f77b4", "0.6"
+#: What the legend says each colour means.
+COLOUR_MEANING = {
+    UP: "raises the output",
+    DOWN: "lowers the output",
+    NEUTRAL: "intercept, deep part",
+}
 
 
 def explain(estimator, X) -> pd.DataFrame:
@@ -127,8 +136,10 @@ class ExplanationDisplay:
 
     From the intercept, each shown feature's contribution (the largest in absolute value
     first), the rest of the features summed in one bar, and the deep part are stacked end to
-    end; a dashed line marks where they end, the raw output. Build it with `from_estimator`
-    (or `ExplainMixin.plot_explanation`), or from a row of `explain` and `plot`.
+    end; a dashed line marks where they end, the raw output, which the title names and gives
+    (``logit of class 'yes' = 0.21``). A legend says what the colours mean (`COLOUR_MEANING`).
+    Build it with `from_estimator` (or `ExplainMixin.plot_explanation`), or from a row of
+    `explain` and `plot`.
 
     Parameters
     ----------
@@ -137,7 +148,9 @@ class ExplanationDisplay:
     feature_values : sequence or None, default=None
         The row's value of each feature (drawn as ``name = value``); None: names alone.
     output_name : str, default="prediction"
-        What the sum is called in the title (e.g. ``"logit"``).
+        What the sum is called in the title and the x label (`from_estimator`: ``"logit of
+        class 'yes'"`` for a classifier, ``"predicted price"`` for a regressor fitted on a
+        target named ``price``, else ``"prediction"``).
 
     Attributes
     ----------
@@ -149,6 +162,8 @@ class ExplanationDisplay:
         The bars, top to bottom: intercept, shown features, the rest (if any), deep part.
     labels_ : list of str
         Their labels as drawn (``$`` escaped).
+    legend_ : matplotlib.legend.Legend
+        The legend of the bars' colours (right of the axes).
     """
 
     def __init__(self, explanation: pd.Series, feature_values=None, output_name="prediction"):
@@ -171,7 +186,7 @@ class ExplanationDisplay:
         row : int, default=0
             The row's position in `X`.
         ax : matplotlib.axes.Axes or None, default=None
-            Where to draw; None: a new `matplotlib.figure.Figure`.
+            Where to draw; None: a new pyplot figure (``plt.gcf()``).
         max_features : int, default=10
             The features drawn one by one (the largest contributions); the rest share a bar.
         class_label : label or None, default=None
@@ -184,7 +199,7 @@ class ExplanationDisplay:
         """
         one, values = _row(X, row)
         table = explain(estimator, one)
-        output = "logit" if is_classifier(estimator) else "prediction"
+        output = _output_name(estimator)  # a binary classifier: the logit of classes_[1]
         if isinstance(table.index, pd.MultiIndex):  # K > 2 classes: one class's logit
             if class_label is None:
                 class_label = estimator.predict(one)[0]
@@ -194,7 +209,7 @@ class ExplanationDisplay:
                     f"{list(estimator.classes_)}"
                 )
             table = table.loc[class_label]
-            output = f"logit of class {class_label}"
+            output = f"logit of class {_class_text(class_label)}"
         features = [c for c in table.columns if c not in (DEEP, INTERCEPT)]
         shown = dict(zip(features, values)) if features else None
         display = cls(table.iloc[0], shown, output_name=output)
@@ -206,14 +221,15 @@ class ExplanationDisplay:
         Parameters
         ----------
         ax : matplotlib.axes.Axes or None, default=None
-            Where to draw; None: a new `matplotlib.figure.Figure`.
+            Where to draw; None: a new pyplot figure (``plt.gcf()``, laid out by matplotlib's
+            constrained layout, the legend inside it).
         max_features : int, default=10
             The features drawn one by one (the largest contributions); the rest share a bar.
 
         Returns
         -------
         ExplanationDisplay
-            self, with `ax_`, `figure_`, `bars_` and `labels_` set.
+            self, with `ax_`, `figure_`, `bars_`, `labels_` and `legend_` set.
         """
         if not isinstance(max_features, numbers.Integral) or max_features < 0:
             raise PilidError(
@@ -244,10 +260,10 @@ class ExplanationDisplay:
         colours = [UP if v > 0 else DOWN for v in values]
         colours[0] = colours[-1] = NEUTRAL
         if ax is None:
-            from matplotlib.figure import Figure
+            import matplotlib.pyplot as plt
 
-            fig = Figure(figsize=(6.4, 1.2 + 0.32 * len(values)), layout="constrained")
-            ax = fig.add_subplot()
+            height = 1.2 + 0.32 * len(values)
+            _, ax = plt.subplots(figsize=(7.4, height), layout="constrained")
         y = -np.arange(len(values))  # top to bottom in drawing order
         self.labels_ = [plain_text(t) for t in labels]
         self.bars_ = ax.barh(y, values, left=starts, color=colours, height=0.7)
@@ -259,6 +275,12 @@ class ExplanationDisplay:
         ax.set_xlabel(plain_text(self.output_name))
         ax.set_title(plain_text(f"{self.output_name} = {ends[-1]:.4g}"), fontsize=10)
         ax.tick_params(labelsize=8)
+        from matplotlib.patches import Patch
+
+        handles = [Patch(color=c, label=text) for c, text in COLOUR_MEANING.items()]
+        self.legend_ = ax.legend(
+            handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7
+        )
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
@@ -292,7 +314,7 @@ class ExplainMixin:
         row : int, default=0
             The row's position in `X`.
         ax : matplotlib.axes.Axes or None, default=None
-            Where to draw; None: a new `matplotlib.figure.Figure`.
+            Where to draw; None: a new pyplot figure (``plt.gcf()``).
         max_features : int, default=10
             The features drawn one by one; the rest share a bar.
 

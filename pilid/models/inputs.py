@@ -8,6 +8,15 @@
   (their categories kept in `categories_`; shapes and explanations show the levels themselves),
   dates and duplicate column names are refused with a fix, inf is refused.
 
+Columns at prediction (`InputMixin._validate_X`): a DataFrame given to an estimator fitted on a
+DataFrame is read by column name, as pandas users expect: its columns may come in any order
+(they are put in the fit's order, ``feature_names_in_``, so the predictions are those of the
+columns in that order), but a column of fit that it lacks, or one that fit did not see, is
+refused on one line naming them (scikit-learn's own estimators refuse another order too). An
+array, or a DataFrame for a model fitted on an array, is read by position (the count checked).
+A value that is not a number in a column that was numeric in fit (``'forty'`` in ``age``) is
+refused on one line naming the column and the value.
+
 Missing values (beyond the paper, as EBM's ``missing='separate'``): NaN in X (numeric, or a
 missing category) is kept as NaN: Phi of Definition 2 has no piece for it, so a feature that had
 NaN in fit gets its own learned contribution for NaN (`pilid.nn.additive.AdditiveEnsemble`'s
@@ -151,6 +160,15 @@ def _temporal_kind(X: pd.DataFrame, j: int) -> str | None:
     return None
 
 
+def _target_name(y) -> str | None:
+    """The name of the target `y` (a pandas Series' name, a one-column DataFrame's column),
+    which plots and explanations name the output by; None for an unnamed one."""
+    name = getattr(y, "name", None)
+    if name is None and isinstance(y, pd.DataFrame) and y.shape[1] == 1:
+        name = y.columns[0]
+    return None if name is None else str(name)
+
+
 def _check_frame(X: pd.DataFrame) -> None:
     """Reject what a DataFrame may hold but the estimators cannot use: duplicate column names
     (which column would a shape belong to?) and dates or durations (one category per date)."""
@@ -171,6 +189,43 @@ def _check_frame(X: pd.DataFrame) -> None:
             )
 
 
+#: How many names or values a one-line message lists before "and N more".
+LISTED = 5
+#: Strings that numpy reads as NaN (a missing value, not a refused value).
+_NAN_TEXT = ("nan", "+nan", "-nan")
+
+
+def _listed(items, limit: int = LISTED) -> str:
+    """``'a', 'b' and 3 more``: the first `limit` of `items` (as Python writes them)."""
+    items = [v.item() if isinstance(v, np.generic) else v for v in items]
+    shown = ", ".join(repr(v) for v in items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _not_numbers(X) -> tuple[int, np.ndarray, int] | None:
+    """The first column of `X` (a DataFrame or an array) with values that are not numbers:
+    (its position, those values once each, the rows holding them); None when there is none.
+    Numeric columns (and the categorical ones, already codes) are skipped; a value of a type
+    that cannot be tried (a dict) is left to numpy's own error."""
+    frame = X if isinstance(X, pd.DataFrame) else pd.DataFrame(np.asarray(X, dtype=object))
+    for j in range(frame.shape[1]):
+        col = frame.iloc[:, j]
+        if pd.api.types.is_numeric_dtype(col.dtype) and not isinstance(
+            col.dtype, pd.CategoricalDtype
+        ):
+            continue
+        values = col.astype(object)
+        try:
+            numbers = pd.to_numeric(values, errors="coerce")
+        except (TypeError, ValueError):
+            continue
+        text = values.astype(str).str.strip().str.lower()
+        bad = (values.notna() & numbers.isna() & ~text.isin(_NAN_TEXT)).to_numpy()
+        if bad.any():
+            return j, pd.unique(values[bad]), int(bad.sum())
+    return None
+
+
 class InputMixin:
     """X and y of the neural estimators (fit and predict); see the module docstring."""
 
@@ -187,6 +242,8 @@ class InputMixin:
             return X, np.zeros(0, dtype=bool)
         if isinstance(X, pd.DataFrame):
             _check_frame(X)
+            if not fit:
+                X = self._align_columns(X)
         auto = np.array([_is_categorical_dtype(t) for t in X.dtypes], dtype=bool)
         if fit:
             self.categories_ = {}
@@ -232,6 +289,52 @@ class InputMixin:
             )
         return X, auto
 
+    def _align_columns(self, X: pd.DataFrame) -> pd.DataFrame:
+        """The columns of `X` (at prediction) in the fit's order, by name (see the module).
+
+        `X` as it is when its columns are those of fit in their order, or when there are no
+        names to go by (a model fitted on an array, columns that are not all strings: read by
+        position); its columns reordered when they are those of fit in another order. A
+        column of fit that `X` lacks, or one that fit did not see, raises a one-line
+        `PilidError` naming them.
+        """
+        fitted = getattr(self, "feature_names_in_", None)
+        if fitted is None or not all(isinstance(c, str) for c in X.columns):
+            return X
+        names = [str(c) for c in fitted]
+        columns = list(X.columns)
+        if columns == names:
+            return X
+        have, known = set(columns), set(names)
+        lacking = [c for c in names if c not in have]
+        unseen = [c for c in columns if c not in known]
+        if not lacking and not unseen:
+            return X[names]  # the fit's columns in another order: by name
+        model = type(self).__name__
+
+        def columns(found: list) -> str:
+            return f"column{'s' if len(found) > 1 else ''} {_listed(found)}"
+
+        parts = []
+        if lacking:
+            parts.append(f"lacks {columns(lacking)} of fit")
+        if unseen:
+            parts.append(f"has {columns(unseen)} that fit did not see")
+        if lacking and unseen:
+            fix = (
+                f"rename or drop them: {model} was fitted on the columns {_listed(names)} "
+                "(feature_names_in_)"
+            )
+        elif lacking:
+            fix = (
+                f"add {'them' if len(lacking) > 1 else 'it'} ({model} was fitted on the "
+                f"{len(names)} columns of feature_names_in_; a column of NaN gets the "
+                "feature's average contribution)"
+            )
+        else:
+            fix = f"drop {'them' if len(unseen) > 1 else 'it'}, e.g. X[model.feature_names_in_]"
+        raise PilidError(f"X {' and '.join(parts)}; {fix}")
+
     def _merge_infrequent(self, X: pd.DataFrame) -> None:
         """``min_frequency`` (scikit-learn's ``OneHotEncoder`` convention): the levels of a
         category / string column with fewer fit rows than it (a whole number; a fraction in
@@ -267,6 +370,11 @@ class InputMixin:
         return mask
 
     def _validate_X(self, X, fit: bool) -> np.ndarray:
+        """X as float64 (n, m) for fit or prediction: frames encoded (`_encode_frame`; at
+        prediction a DataFrame's columns are read by name, `_align_columns`), the column count
+        checked, scikit-learn's `validate_data` (feature names, ``n_features_in_``), inf refused
+        and NaN kept (a missing value). A value that is not a number raises a one-line
+        `PilidError` naming its column and the value."""
         X, auto = self._encode_frame(X, fit)
         expected = getattr(self, "n_features_in_", None)
         shape = getattr(X, "shape", None)  # arrays and frames; sklearn checks other inputs
@@ -274,11 +382,18 @@ class InputMixin:
             if shape[1] != expected:
                 raise PilidError(
                     f"X has {shape[1]} features, but {type(self).__name__} is expecting "
-                    f"{expected} features as input. Pass the columns used in fit."
+                    f"{expected} features as input; pass the {expected} columns used in fit, "
+                    "in their order"
                 )
-        X = validate_data(
-            self, X, reset=fit, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1
-        )
+        try:
+            X = validate_data(
+                self, X, reset=fit, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1
+            )
+        except ValueError:
+            found = _not_numbers(X) if shape is not None and len(shape) == 2 else None
+            if found is None:
+                raise
+            raise PilidError(self._not_numbers_message(X, *found, fit=fit)) from None
         inf = np.isinf(X)
         for j in getattr(self, "categories_", {}):  # +inf there: a category not seen in fit
             if j < X.shape[1]:
@@ -316,6 +431,26 @@ class InputMixin:
                 )
         return X
 
+    def _not_numbers_message(self, X, j: int, values, rows: int, fit: bool) -> str:
+        """The one line for column `j` of `X` holding `values` (in `rows` rows), not numbers."""
+        named = isinstance(X, pd.DataFrame)
+        name = X.columns[j] if named else None
+        where = f"column {name!r}" if named else f"column {j} of X"
+        what = f"{_listed(values, 3)} in {rows} row{'s' if rows > 1 else ''}"
+        if named:  # fit reads such a frame column as categorical: this is a prediction
+            fix = (
+                f"it was numeric in fit: convert it, e.g. X[{name!r}] = "
+                f"pd.to_numeric(X[{name!r}], errors='coerce') (NaN is a missing value)"
+            )
+        elif fit:
+            fix = (
+                "pass numbers (NaN for a missing value), or a DataFrame, whose string columns "
+                "are categorical features"
+            )
+        else:
+            fix = "pass numbers there, as in fit (NaN for a missing value)"
+        return f"{where} holds {what}, not a number; {fix}"
+
     def _column_labels(self, m: int) -> list[str]:
         """Column names for messages: ``feature_names_in_``, or x0, x1, ... for arrays."""
         names = getattr(self, "feature_names_in_", None)
@@ -329,6 +464,7 @@ class InputMixin:
             raise PilidError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
+        self.target_name_ = _target_name(y)
         y = np.asarray(y)
         if not (y.ndim == 1 or (y.ndim == 2 and y.shape[1] == 1)):
             raise PilidError(f"y must be one-dimensional; got shape {y.shape}")

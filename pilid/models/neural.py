@@ -59,7 +59,11 @@ FITTED_ATTRIBUTES_DOC = """
     n_features_in_ : int
         Number of input columns seen in `fit`.
     feature_names_in_ : ndarray of str
-        The column names, when `fit` got a DataFrame.
+        The column names, when `fit` got a DataFrame (a DataFrame at prediction is then read
+        by these names, in any column order).
+    target_name_ : str or None
+        The name of the target in `fit` (a pandas Series' name), which `plot_shapes` and
+        `plot_explanation` name a regression's output by; None for an unnamed one.
     categorical_ : ndarray of bool, shape (`n_features_in_`,)
         The columns treated as categorical (one piece per category).
     intercept_ : float
@@ -598,7 +602,9 @@ class ShapeMixin(ExplainMixin):
 
     def plot_shapes(self, features=None, ax=None, ncols: int = 4):
         """One small panel per feature with its piecewise-linear shape u_j (with a bag, its
-        band between `lower` and `upper`); returns the axes.
+        band between `lower` and `upper`), the first column's y label naming the output the
+        values add to (the logit of class ``classes_[1]``, or the predicted target by its
+        name); returns the axes.
 
         ``pilid.models.displays.ShapeDisplay.from_estimator(self, ...)`` draws the same and
         returns the display (its ``axes_`` are these, ``lines_`` the curves)."""
@@ -611,7 +617,9 @@ class RegressorOutput(RegressorMixin):
     _task = "regression"
 
     def predict(self, X) -> np.ndarray:
-        """Predicted targets in the original units."""
+        """Predicted targets in the original units. A DataFrame is read by column name, in any
+        order (a column of fit that it lacks is refused, naming it), an array by position
+        (`pilid.models.inputs`)."""
         X = self._check_fitted_X(X)
         return self.y_offset_ + self.y_scale_ * self._raw(X)
 
@@ -623,7 +631,8 @@ class ClassifierOutput(LogitClassifierMixin):
 
     def decision_function(self, X) -> np.ndarray:
         """Logit of the positive class `classes_[1]`, (n,); K > 2 classes: the K class logits,
-        (n, K) (`pilid.models.multiclass`)."""
+        (n, K) (`pilid.models.multiclass`). A DataFrame is read by column name, in any order,
+        an array by position (`pilid.models.inputs`)."""
         X = self._check_fitted_X(X)
         return self._raw(X)
 

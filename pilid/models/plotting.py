@@ -23,16 +23,24 @@ def plot_shapes(
     features=None,
     ax=None,
     ncols: int = 4,
+    output=None,
 ):
     """One small panel per feature of `shapes` (`feature`, `x`, `value`); returns the axes.
 
     `ShapeDisplay.from_shapes` with `names` (all feature names in column order) and
     `categorical` (one flag per name); see there for bands, missing values, levels and
     classes. `features` (names or indices) picks the panels; `ax` takes one axes per panel,
-    else a grid of `ncols` columns is made.
+    else a grid of `ncols` columns is made (tight layout). `output` names what the values are
+    contributions to (e.g. ``"logit of class 'yes'"``), the first column's y label.
     """
     display = ShapeDisplay.from_shapes(
-        shapes, features=features, categorical=categorical, ax=ax, ncols=ncols, feature_names=names
+        shapes,
+        features=features,
+        categorical=categorical,
+        ax=ax,
+        ncols=ncols,
+        feature_names=names,
+        output=output,
     )
     return display.axes_
 
