@@ -21,6 +21,7 @@ from numpydoc.xref import DEFAULT_LINKS
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))  # the checkout's pilid, also without `pip install -e .`
+sys.path.insert(0, str(DOCS / "_ext"))  # our directives: tables built from the code and the CSVs
 
 # The gallery's examples train small models on the CPU; one BLAS thread each keeps them steady on
 # a busy 2-core machine, and no example may look for a GPU.
@@ -39,12 +40,13 @@ extensions = [
     "numpydoc",
     "sphinx_gallery.gen_gallery",
     "myst_parser",
+    "pilid_docs",  # docs/_ext: study-table (from results/studies/*.csv), hyperparameters
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 templates_path = ["_templates"]
-exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "**.zip"]
+exclude_patterns = ["_build", "_ext", "auto_examples/*.ipynb", "auto_examples/*.py", "**.zip"]
 # `name` in a docstring or page is code, as in scikit-learn's docs (no dangling references).
 default_role = "literal"
 pygments_style = "sphinx"

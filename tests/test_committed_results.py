@@ -139,33 +139,3 @@ def test_the_committed_results_stay_small(records):
         files += [folder / name for name in _files(folder)]
     size = sum(p.stat().st_size for p in files)
     assert size < MAX_RESULTS_BYTES, f"the committed results take {size / 1e6:.1f} MB"
-
-
-def _readme_block(marker: str) -> list[str]:
-    """The table lines of README.md's bullet that starts with `marker`."""
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    start = text.index(marker)
-    end = text.index("\n## ", start)
-    return [line.strip() for line in text[start:end].splitlines() if line.strip().startswith("|")]
-
-
-def test_readme_against_ebm_rows_are_the_committed_table_rows():
-    """README's "Against EBM" table shows Table 3 rows verbatim, so its numbers are
-    the committed records' numbers; its paper row is the paper's Table 3."""
-    from pilid.report.paper import paper_results
-
-    lines = _readme_block("- **Against EBM on the paper's data**")
-    table3 = (TABLES / "real_data.md").read_text(encoding="utf-8").splitlines()
-    header, _, *rows = lines
-    assert header == table3[2] and rows, "README's header differs from results/tables/real_data.md"
-    paper_rows = [r for r in rows if r.startswith("| PiLiD, the paper's Table 3 |")]
-    assert len(paper_rows) == 1
-    for row in rows:
-        if row not in paper_rows:
-            assert row in table3, f"README row not in results/tables/real_data.md: {row}"
-    paper = paper_results()
-    paper = paper[(paper["table"] == "tab-predictive") & (paper["model"] == "PiLiD")]
-    datasets = [c.split(" (")[0].split()[0] for c in header.strip("|").split("|")[1:]]
-    cells = [c.strip() for c in paper_rows[0].strip("|").split("|")[1:]]
-    values = paper.set_index("column")["mean"]
-    assert [float(c) for c in cells] == [float(values[d]) for d in datasets]

@@ -42,6 +42,7 @@ def test_a_split_seed_of_the_papers_trials_is_refused_in_one_line(tmp_path):
     assert not out.exists()  # nothing fitted, nothing written
 
 
+@pytest.mark.slow
 @pytest.mark.uci
 def test_a_cell_scores_what_the_model_fitted_by_hand_on_that_split_scores(tmp_path):
     root = str(uci_dir())
@@ -76,27 +77,3 @@ def test_names_lightgbm_refuses_are_rewritten_and_nothing_else():
     assert plain.categorical == ["job_58x"]
     np.testing.assert_array_equal(plain.X.to_numpy(), X.to_numpy())
     assert list(dataset.X.columns) == list(X.columns)  # the loaded data set is left as it was
-
-
-def test_the_guide_states_the_committed_new_splits():
-    """The guide's paragraph on the UCI sets' new splits states the committed CSV: per data set
-    with EBM's rows, PiLiD's and EBM's means and fit seconds, and the count of wins."""
-    suite = load_script("dev_suite")
-    summary = suite.summarise(suite.read_results(REPO / "results/studies/uci_new_splits.csv"))
-    guide = " ".join((REPO / "docs" / "user_guide.md").read_text(encoding="utf-8").split())
-    compared = summary["per_table"].dropna(subset=["ebm_mean"])
-    assert len(compared) == summary["compared"] > 0
-    for table, row in compared.iterrows():
-        metric = "MSE" if row["metric"] == "mse" else "AUC"
-        assert (
-            f"{table} {metric} {row['pilid_mean']:.4f} against EBM's {row['ebm_mean']:.4f} "
-            f"({row['pilid_seconds']:.1f} s against {row['ebm_seconds']:.1f} s a fit)" in guide
-        ), table
-    assert f"PiLiD's defaults beat EBM on {summary['wins']} of {summary['compared']}" in guide
-    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
-    for table, row in compared.iterrows():
-        assert f"{row['pilid_mean']:.4f} against {row['ebm_mean']:.4f}" in readme, table
-    best = summary["per_table"][summary["per_table"]["lightgbm_rank"] == 1]
-    sentence = guide[guide.index("LightGBM is the most accurate on") :][:200]
-    for table, row in best.iterrows():
-        assert table in sentence and f"{row['lightgbm_mean']:.4f}" in sentence, table

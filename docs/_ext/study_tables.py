@@ -1,0 +1,435 @@
+"""The tables of the study pages (docs/studies/), computed from the committed CSVs.
+
+Plain pandas, no Sphinx: the directive ``study-table`` of `pilid_docs` renders what these
+functions return, so every number on a study page is read from its CSV when the site is built
+(``make docs``) and none is typed by hand. The computations are the study scripts' own
+(``scripts/dev_suite.py``'s `summarise`, ``scripts/lever_study.py``'s `summarise`,
+`against_the_seed` and `defaults_change`, ``scripts/suite_drift.py``'s `drift_by_model`), so a
+page shows what ``--summary-only`` prints.
+
+A view returns a `Table`: a header and rows of cells, each a string, or a `Bold` string (the best
+of a row).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pilid.tasks import LOWER_IS_BETTER
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = ROOT / "scripts"
+#: Aggregations the generic ``pivot`` view takes (``:aggregate:``).
+AGGREGATES = ("mean", "median", "sum", "min", "max", "std", "count", "first")
+
+
+class Bold(str):
+    """A cell shown in bold (the best value of its row)."""
+
+
+@dataclass
+class Table:
+    """A rendered table: ``header`` (column labels) and ``rows`` (cells: str or `Bold`)."""
+
+    header: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    note: str = ""
+
+
+def script(name: str):
+    """``scripts/<name>.py`` as a module (its folder on the path: the scripts import each
+    other), loaded once."""
+    if name in sys.modules and getattr(sys.modules[name], "__file__", "") == str(
+        SCRIPTS / f"{name}.py"
+    ):
+        return sys.modules[name]
+    if str(SCRIPTS) not in sys.path:
+        sys.path.insert(0, str(SCRIPTS))
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def number(value, digits: int = 4) -> str:
+    """``value`` as a cell: ``--`` for a missing one, an integer as it is, a float to
+    ``digits`` decimals."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "--"
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
+        return f"{float(value):.{digits}f}"
+    return str(value)
+
+
+def of(count, total) -> str:
+    """``"count of total"``."""
+    return f"{int(count)} of {int(total)}"
+
+
+def _list(text: str | None) -> list[str]:
+    return [] if not text else text.replace(",", " ").split()
+
+
+# -- the generic view ---------------------------------------------------------------------------
+
+
+def pivot(
+    frame: pd.DataFrame,
+    index: Sequence[str],
+    values: Sequence[str],
+    columns: Sequence[str] = (),
+    aggregate: str = "mean",
+    query: str | None = None,
+    size: str | None = None,
+    digits: int = 4,
+) -> Table:
+    """``frame`` (after ``query``) grouped by ``index`` (rows, in order of first appearance),
+    ``values`` aggregated with ``aggregate``; with ``columns`` one column per value of those
+    columns (in order of first appearance) for each of ``values``; ``size``: a first column of
+    that label holding each group's row count."""
+    if not index or not values:
+        raise ValueError("view pivot needs :index: and :values: (column names)")
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"aggregate {aggregate!r} is none of {', '.join(AGGREGATES)}")
+    if query:
+        frame = frame.query(query)
+    keys = [*index, *columns]
+    missing = [c for c in [*keys, *values] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"no column {', '.join(missing)}; the CSV has {', '.join(frame.columns)}")
+    groups = frame.groupby(keys, sort=False)
+    table = groups[list(values)].agg(aggregate)
+    counts = groups.size()
+    if columns:
+        table = table.unstack(list(columns), sort=False)
+        counts = counts.unstack(list(columns), sort=False).max(axis=1)
+        labels = [
+            " ".join(str(part) for part in (col[:1] if len(values) > 1 else ()) + col[1:])
+            for col in table.columns
+        ]
+    else:
+        labels = list(values)
+    header = [*index, *([size] if size else []), *labels]
+    rows = []
+    for key, row in table.iterrows():
+        key = key if isinstance(key, tuple) else (key,)
+        cells = [str(k) for k in key]
+        if size:
+            cells.append(str(int(counts[key if len(key) > 1 else key[0]])))
+        cells += [number(v.item() if hasattr(v, "item") else v, digits) for v in row.to_numpy()]
+        rows.append(cells)
+    return Table(header, rows)
+
+
+# -- the development suite, the UCI sets' new splits and their reruns -----------------------------
+
+
+def suite_summary(results: pd.DataFrame, digits: int = 4) -> Table:
+    """Per table, each model's mean +- std over the splits and mean fit seconds, and whether
+    PiLiD beats EBM (``scripts/dev_suite.py``'s `summarise`); the best mean of a table in bold."""
+    dev = script("dev_suite")
+    summary = dev.summarise(results)
+    per_table = summary["per_table"]
+    models = list(summary["mean_rank"].index)
+    header = ["table", "metric", *models, *[f"{m} fit s" for m in models], "PiLiD beats EBM"]
+    rows = []
+    for table, row in per_table.iterrows():
+        means = {m: row[f"{m}_mean"] for m in models if not np.isnan(row[f"{m}_mean"])}
+        best = (min if LOWER_IS_BETTER[row["metric"]] else max)(means.values()) if means else None
+        cells = [table, row["metric"].upper()]
+        for m in models:
+            mean, std = row[f"{m}_mean"], row[f"{m}_std"]
+            text = number(mean, digits)
+            if not np.isnan(mean) and not np.isnan(std):
+                text += f" ± {std:.{digits}f}"
+            cells.append(Bold(text) if m in means and means[m] == best else text)
+        cells += [number(row[f"{m}_seconds"], 1) for m in models]
+        beats = row["pilid_beats_ebm"]
+        cells.append("--" if beats is None or pd.isna(beats) else number(bool(beats)))
+        rows.append(cells)
+    return Table(header, rows)
+
+
+def suite_verdict(results: pd.DataFrame) -> Table:
+    """PiLiD's wins against EBM and every model's mean rank (``dev_suite.summarise``)."""
+    summary = script("dev_suite").summarise(results)
+    rank = summary["mean_rank"]
+    header = ["PiLiD beats EBM", "tables ranked", *[f"mean rank: {m}" for m in rank.index]]
+    row = [of(summary["wins"], summary["compared"]), str(summary["ranked"])]
+    best = rank.min()
+    row += [Bold(f"{r:.2f}") if r == best else f"{r:.2f}" for r in rank]
+    return Table(header, [row])
+
+
+def drift(first: pd.DataFrame, second: pd.DataFrame) -> Table:
+    """Per model, the cells both files hold, how many are bit for bit the same, the median and
+    largest absolute move and where (``scripts/suite_drift.py``'s `drift_by_model`)."""
+    moved = script("suite_drift")
+    per_model = moved.drift_by_model(moved.drift(first, second))
+    header = ["model", "cells", "bit for bit", "median move", "largest move", "where"]
+    rows = [
+        [
+            model,
+            str(row["cells"]),
+            str(row["identical"]),
+            f"{row['median_abs']:.1e}",
+            f"{row['max_abs']:.1e}",
+            row["largest"] if row["max_abs"] > 0 else "--",
+        ]
+        for model, row in per_model.iterrows()
+    ]
+    return Table(header, rows)
+
+
+def drift_verdict(first: pd.DataFrame, second: pd.DataFrame, names: Sequence[str]) -> Table:
+    """The suite's verdicts from each file on the cells both hold (a rerun of some models read
+    beside the first file's cells of the others) and the tables whose verdict flips."""
+    moved, dev = script("suite_drift"), script("dev_suite")
+    second, _ = moved.with_peers(first, second)
+    a, b = moved.common_cells(first, second)
+    summaries = [dev.summarise(a), dev.summarise(b)]
+    models = list(summaries[0]["mean_rank"].index)
+    header = ["run", "PiLiD beats EBM", *[f"mean rank: {m}" for m in models], "verdict flips on"]
+    changed = moved.verdict_changes(*summaries)
+    rows = []
+    for name, summary in zip(names, summaries):
+        rank = summary["mean_rank"]
+        rows.append(
+            [name, of(summary["wins"], summary["compared"]), *[f"{rank[m]:.2f}" for m in models]]
+        )
+    rows[0].append("")
+    rows[1].append(", ".join(changed) if changed else "none")
+    return Table(header, rows)
+
+
+# -- the lever study --------------------------------------------------------------------------
+
+
+def _levers(levers: pd.DataFrame, splits, variants) -> pd.DataFrame:
+    study = script("lever_study")
+    part = study.on_splits(levers, splits) if splits else levers
+    if variants:
+        unknown = sorted(set(variants) - set(levers["variant"]))
+        if unknown:
+            raise ValueError(f"no variant {', '.join(unknown)} in the CSV")
+        part = part[part["variant"].isin(variants)]
+    return part
+
+
+def lever_variants(levers: pd.DataFrame) -> Table:
+    """Every variant of the CSV: what it changes on top of the earlier defaults
+    (``lever_study.VARIANTS``; a rule of the training rows n named by the parameters it sets),
+    the splits it has and on how many tables."""
+    study = script("lever_study")
+    header = ["variant", "changes", "rule of the rows n", "splits", "tables"]
+    rows = []
+    for variant, part in levers.groupby("variant", sort=False):
+        params, rule = study.VARIANTS.get(variant, ({}, None))
+        changes = ", ".join(f"{k}={v!r}" for k, v in params.items()) or "--"
+        ruled = ", ".join(rule(1000)) if rule is not None else "--"
+        splits = " ".join(str(s) for s in sorted(set(part["split"])))
+        rows.append([variant, changes, ruled, splits, str(part["table"].nunique())])
+    return Table(header, rows)
+
+
+def lever_counts(
+    levers: pd.DataFrame, suite: pd.DataFrame, splits=(), variants=(), fit_seconds: bool = True
+) -> Table:
+    """Per variant, on ``splits``: the tables where its mean beats its baseline's and where it
+    beats EBM's (``lever_study.summarise``), and its mean fit seconds."""
+    study = script("lever_study")
+    part = _levers(levers, splits, variants)
+    summary = study.summarise(part, suite)
+    header = ["variant", "baseline", "beats its baseline", "beats EBM"]
+    header += ["mean fit s"] if fit_seconds else []
+    rows = []
+    for variant, row in summary.iterrows():
+        against = (
+            "--" if variant == row["baseline"] else of(row["beats_baseline"], row["of_baseline"])
+        )
+        cells = [variant, row["baseline"], against, of(row["beats_ebm"], row["of_ebm"])]
+        cells += [f"{row['mean_fit_seconds']:.1f}"] if fit_seconds else []
+        rows.append(cells)
+    return Table(header, rows)
+
+
+def lever_ranks(levers: pd.DataFrame, suite: pd.DataFrame, splits=(), variants=()) -> Table:
+    """Per variant, the development suite's verdict with its rows in place of PiLiD's: wins
+    against EBM and the three models' mean ranks (``dev_suite.summarise``)."""
+    dev = script("dev_suite")
+    part = _levers(levers, splits, variants)
+    peers = suite[suite["model"] != "pilid"]
+    if splits:
+        peers = peers[peers["split"].isin(list(splits))]
+    models = [m for m in dev.MODELS if m in set(suite["model"])]
+    header = ["variant", "beats EBM", "tables ranked", *[f"mean rank: {m}" for m in models]]
+    rows = []
+    for variant, own in part.groupby("variant", sort=False):
+        rows_ = own.drop(columns="variant").assign(model="pilid")[suite.columns]
+        mixed = pd.concat([peers[peers["table"].isin(set(own["table"]))], rows_])
+        summary = dev.summarise(mixed)
+        rank = summary["mean_rank"]
+        best = rank.min()
+        cells = [variant, of(summary["wins"], summary["compared"]), str(summary["ranked"])]
+        cells += [Bold(f"{rank[m]:.2f}") if rank[m] == best else f"{rank[m]:.2f}" for m in models]
+        rows.append(cells)
+    return Table(header, rows)
+
+
+def lever_seed(levers: pd.DataFrame, splits=(), variants=()) -> Table:
+    """Per variant, against the library's defaults beside the seed's own move
+    (``lever_study.against_the_seed``)."""
+    study = script("lever_study")
+    part = study.on_splits(levers, splits) if splits else levers
+    seeded = study.against_the_seed(part)
+    if variants:
+        seeded = seeded.loc[[v for v in seeded.index if v in set(variants)]]
+    header = ["variant", "tables", "better", "worse", "better beyond the seed", "worse beyond"]
+    rows = [
+        [variant, *(str(int(row[k])) for k in seeded.columns)] for variant, row in seeded.iterrows()
+    ]
+    return Table(header, rows)
+
+
+def lever_means(
+    levers: pd.DataFrame, suite: pd.DataFrame, splits=(), variants=(), digits: int = 4
+) -> Table:
+    """Per table, the mean over ``splits`` of each variant and of EBM and LightGBM on the same
+    splits (``lever_study.per_table``); the best of a row in bold."""
+    study = script("lever_study")
+    part = _levers(levers, splits, variants)
+    wide = study.per_table(part, suite)
+    if variants:
+        wide = wide[
+            [v for v in variants if v in wide.columns]
+            + [c for c in ("ebm", "lightgbm") if c in wide.columns]
+        ]
+    metric = part.groupby("table")["metric"].first()
+    header = ["table", "metric", *wide.columns]
+    rows = []
+    for table, row in wide.iterrows():
+        values = row.dropna()
+        lower = LOWER_IS_BETTER[metric[table]]
+        best = (values.min() if lower else values.max()) if len(values) else None
+        cells = [table, metric[table].upper()]
+        for value in row:
+            text = number(value, digits)
+            cells.append(Bold(text) if not pd.isna(value) and value == best else text)
+        rows.append(cells)
+    return Table(header, rows)
+
+
+def defaults_change(levers: pd.DataFrame, suite: pd.DataFrame, digits: int = 4) -> Table:
+    """The earlier defaults against the library's, EBM and LightGBM per table
+    (``lever_study.defaults_change``, what ``--defaults-change`` prints), with the wins against
+    EBM and the mean ranks of each as a note."""
+    study = script("lever_study")
+    frame, summaries = study.defaults_change(levers, suite)
+    header = ["table", "metric", "earlier defaults", "library defaults", "EBM", "LightGBM"]
+    header += ["fit s: earlier", "fit s: library", "fit s: EBM"]
+    rows = []
+    for table, row in frame.iterrows():
+        current = {k: row[k] for k in ("library", "ebm", "lightgbm") if pd.notna(row[k])}
+        best = (min if LOWER_IS_BETTER[row["metric"]] else max)(current.values())
+        cells = [table, row["metric"].upper()]
+        for key in ("earlier", "library", "ebm", "lightgbm"):
+            text = number(row[key], digits)
+            cells.append(Bold(text) if key in current and row[key] == best else text)
+        cells += [number(row[k], 1) for k in ("earlier_s", "library_s", "ebm_s")]
+        rows.append(cells)
+    notes = []
+    for name, label in (("earlier", "earlier defaults"), ("library", "library defaults")):
+        summary = summaries[name]
+        rank = summary["mean_rank"]
+        ranks = ", ".join(f"{m} {rank[m]:.2f}" for m in rank.index)
+        notes.append(
+            f"{label}: EBM beaten on {of(summary['wins'], summary['compared'])} tables; mean "
+            f"rank over {summary['ranked']} tables: {ranks}"
+        )
+    return Table(header, rows, note="; ".join(notes) + ".")
+
+
+#: The views ``:view:`` names (`build`); the CSV of the directive's argument is the first input.
+VIEWS = (
+    "pivot",
+    "suite-summary",
+    "suite-verdict",
+    "drift",
+    "drift-verdict",
+    "lever-variants",
+    "lever-counts",
+    "lever-ranks",
+    "lever-seed",
+    "lever-means",
+    "defaults-change",
+)
+
+
+def read(path: str | Path) -> pd.DataFrame:
+    """A committed CSV, by its path from the repository's root."""
+    full = ROOT / path
+    if not full.is_file():
+        raise ValueError(f"no CSV {path} (paths are from the repository's root)")
+    return pd.read_csv(full)
+
+
+def build(view: str, path: str, options: dict) -> Table:
+    """The `Table` of ``view`` on the CSV ``path`` with the directive's ``options`` (strings:
+    ``against``, ``suite``, ``splits``, ``variants``, ``index``, ``columns``, ``values``,
+    ``aggregate``, ``query``, ``size``, ``digits``, ``names``)."""
+    if view not in VIEWS:
+        raise ValueError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
+    frame = read(path)
+    digits = int(options.get("digits") or 4)
+    splits = tuple(int(s) for s in _list(options.get("splits")))
+    variants = tuple(_list(options.get("variants")))
+
+    def other(key: str) -> pd.DataFrame:
+        if not options.get(key):
+            raise ValueError(f"view {view} needs :{key}: (a CSV path)")
+        return read(options[key])
+
+    if view == "pivot":
+        return pivot(
+            frame,
+            index=_list(options.get("index")),
+            values=_list(options.get("values")),
+            columns=_list(options.get("columns")),
+            aggregate=options.get("aggregate") or "mean",
+            query=options.get("query"),
+            size=options.get("size"),
+            digits=digits,
+        )
+    if view == "suite-summary":
+        return suite_summary(frame, digits)
+    if view == "suite-verdict":
+        return suite_verdict(frame)
+    if view == "drift":
+        return drift(frame, other("against"))
+    if view == "drift-verdict":
+        names = options.get("names", "").split(";") if options.get("names") else []
+        names = [n.strip() for n in names] or [path, options["against"]]
+        return drift_verdict(frame, other("against"), names)
+    if view == "lever-variants":
+        return lever_variants(frame)
+    if view == "lever-counts":
+        return lever_counts(frame, other("suite"), splits, variants)
+    if view == "lever-ranks":
+        return lever_ranks(frame, other("suite"), splits, variants)
+    if view == "lever-seed":
+        return lever_seed(frame, splits, variants)
+    if view == "lever-means":
+        return lever_means(frame, other("suite"), splits, variants, digits)
+    return defaults_change(frame, other("suite"), digits)

@@ -1,0 +1,158 @@
+"""The tables the documentation builds from the code and the committed CSVs (docs/_ext): the
+generic study table aggregates as pandas does by hand, the views mark the best value by the
+metric's direction, bad options are one line, and the hyper-parameter rows are the signature's
+defaults beside the paper's values, naming any parameter the page lacks."""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+DOCS_EXT = Path(__file__).resolve().parent.parent / "docs" / "_ext"
+if str(DOCS_EXT) not in sys.path:
+    sys.path.insert(0, str(DOCS_EXT))
+
+import parameter_table  # noqa: E402  (docs/_ext: no Sphinx needed)
+import study_tables  # noqa: E402
+
+
+def _results() -> pd.DataFrame:
+    """A dev_suite.py results frame: table a (MSE), b (AUC), two splits, three models."""
+    rows = []
+    values = {
+        ("a", "pilid"): (0.5, 0.7),
+        ("a", "ebm"): (0.4, 0.6),
+        ("a", "lightgbm"): (0.9, 0.9),
+        ("b", "pilid"): (0.9, 0.8),
+        ("b", "ebm"): (0.7, 0.7),
+        ("b", "lightgbm"): (0.6, 0.6),
+    }
+    for (table, model), pair in values.items():
+        for split, value in enumerate(pair):
+            metric = "mse" if table == "a" else "auc"
+            task = "regression" if table == "a" else "classification"
+            rows.append((table, split, model, task, metric, value, 2.0 + split, 80, 20))
+    columns = [*study_tables.script("dev_suite").COLUMNS]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def test_a_pivot_is_the_groupby_mean_in_the_order_of_first_appearance():
+    frame = pd.DataFrame(
+        {
+            "who": ["z", "z", "a", "a", "z"],
+            "data": ["d2", "d1", "d1", "d2", "d2"],
+            "score": [1.0, 2.0, 3.0, 4.0, 6.0],
+        }
+    )
+    table = study_tables.pivot(frame, index=["who"], columns=["data"], values=["score"], size="n")
+    assert table.header == ["who", "n", "d2", "d1"]
+    # z: d2 = mean(1, 6) = 3.5 over 2 rows, d1 = 2; a: d2 = 4, d1 = 3
+    assert table.rows == [["z", "2", "3.5000", "2.0000"], ["a", "1", "4.0000", "3.0000"]]
+    summed = study_tables.pivot(frame, index=["data"], values=["score"], aggregate="sum", digits=1)
+    by_hand = frame.groupby("data", sort=False)["score"].sum()
+    assert summed.rows == [[k, f"{v:.1f}"] for k, v in by_hand.items()]
+
+
+def test_a_missing_cell_shows_as_dashes():
+    frame = pd.DataFrame({"who": ["a", "b"], "data": ["d1", "d2"], "score": [1.0, 2.0]})
+    table = study_tables.pivot(frame, index=["who"], columns=["data"], values=["score"])
+    assert table.rows == [["a", "1.0000", "--"], ["b", "--", "2.0000"]]
+
+
+def test_the_suite_summary_is_the_mean_and_std_with_the_best_in_bold_by_direction():
+    table = study_tables.suite_summary(_results())
+    rows = {row[0]: row for row in table.rows}
+    a, b = rows["a"], rows["b"]
+    # a is an MSE: the lowest mean (EBM's 0.5) is the best; std over the two splits, ddof 1
+    std = np.std([0.4, 0.6], ddof=1)
+    assert a[3] == f"0.5000 ± {std:.4f}" and isinstance(a[3], study_tables.Bold)
+    assert not any(isinstance(cell, study_tables.Bold) for cell in (a[2], a[4]))
+    assert a[-1] == "no"  # PiLiD 0.6 against EBM's 0.5
+    # b is an AUC: the highest mean (PiLiD's 0.85) is the best
+    assert isinstance(b[2], study_tables.Bold) and b[2].startswith("0.8500")
+    assert b[-1] == "yes"
+    verdict = study_tables.suite_verdict(_results())
+    assert verdict.rows[0][0] == "1 of 2"
+
+
+@pytest.mark.parametrize(
+    ("view", "options", "message"),
+    [
+        ("nosuch", {}, "unknown view 'nosuch'; use one of pivot,"),
+        ("pivot", {"index": "table", "values": "nope"}, "no column nope; the CSV has table,"),
+        ("pivot", {"index": "table"}, "view pivot needs :index: and :values: (column names)"),
+        ("pivot", {"index": "table", "values": "value", "aggregate": "mode"}, "aggregate 'mode'"),
+        ("drift", {}, "view drift needs :against: (a CSV path)"),
+    ],
+)
+def test_a_bad_view_or_option_is_one_line(view, options, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")) as e:
+        study_tables.build(view, "results/studies/dev_suite.csv", options)
+    assert "\n" not in str(e.value)
+
+
+def test_a_missing_csv_is_one_line_naming_it():
+    with pytest.raises(ValueError, match=r"no CSV results/studies/nosuch.csv \(paths are from"):
+        study_tables.build("pivot", "results/studies/nosuch.csv", {})
+
+
+def test_the_hyperparameter_rows_are_the_signatures_defaults_and_the_papers_values():
+    from pilid import PiLiDRegressor
+    from pilid.models.pilid import PAPER_PROTOCOL
+
+    words = {name: "why" for name in inspect.signature(PiLiDRegressor).parameters}
+    rows, problems = parameter_table.rows(PiLiDRegressor, "pilid", words)
+    assert problems == []
+    signature = inspect.signature(PiLiDRegressor).parameters
+    assert [r[0] for r in rows] == list(signature)
+    for name, default, paper, text in rows:
+        assert default == repr(signature[name].default)
+        assert text == "why"
+        if name in PAPER_PROTOCOL:
+            assert paper == repr(PAPER_PROTOCOL[name])
+    by_name = {r[0]: r for r in rows}
+    assert by_name["random_state"][2] == "--"  # no config sets it
+    assert by_name["lr"][2] == repr(0.005)  # conf/config.yaml's train block
+
+
+def test_a_parameter_without_words_or_words_for_no_parameter_is_named():
+    from pilid import PiLiBRegressor
+
+    words = {name: "x" for name in inspect.signature(PiLiBRegressor).parameters}
+    del words["lambda0"]
+    words["nosuch"] = "x"
+    _, problems = parameter_table.rows(PiLiBRegressor, "pilib", words)
+    assert problems == [
+        "PiLiBRegressor's parameter lambda0 has no line",
+        "nosuch is no parameter of PiLiBRegressor",
+    ]
+
+
+def test_the_pilib_configs_warmup_is_the_papers_not_the_default():
+    from pilid import PiLiBRegressor
+
+    words = {name: "" for name in inspect.signature(PiLiBRegressor).parameters}
+    rows, _ = parameter_table.rows(PiLiBRegressor, "pilib", words)
+    warmup = {r[0]: r for r in rows}["warmup_epochs"]
+    assert warmup[1] == repr(inspect.signature(PiLiBRegressor).parameters["warmup_epochs"].default)
+    assert warmup[2] == "10" != warmup[1]  # conf/model/pilib.yaml keeps the paper configs' 10
+
+
+def test_words_continue_on_indented_lines_and_a_line_without_a_bar_is_one_line():
+    words = parameter_table.parse_words(["gamma | more", "  pieces", "", "lam | a prior"])
+    assert words == {"gamma": "more pieces", "lam": "a prior"}
+    with pytest.raises(ValueError, match=r"line 'gamma more': write `name \| when to change it`"):
+        parameter_table.parse_words(["gamma more"])
+
+
+def test_differences_name_parameters_whose_defaults_differ():
+    from pilid import PiLiBRegressor, PiLiDClassifier, PiLiDRegressor
+
+    assert parameter_table.differences(PiLiDRegressor, PiLiDClassifier) == []
+    differ = parameter_table.differences(PiLiDRegressor, PiLiBRegressor)
+    assert "gamma" in differ and "n_blocks" in differ and "lr" not in differ
