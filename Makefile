@@ -4,12 +4,12 @@ PYTHON ?= python
 RESULTS ?= results/records
 SMOKE_RESULTS ?= results/smoke
 
-.PHONY: help install test lint format tables figures reproduction artifacts bench smoke docs
+.PHONY: help install test test-full lint format tables figures reproduction artifacts bench smoke docs
 
 help:
 	@echo "install  pip install torch==2.13.0 (the CPU wheel), then -e '.[dev]'"
-	@echo "test     run the test suite (CPU, about 9-13 min on 2 cores, one worker per core)"
-	@echo "test-fast  the tests without long training or subprocesses (pytest -m 'not slow')"
+	@echo "test     the fast lane: behaviour against references, configs composed in-process (a few minutes)"
+	@echo "test-full  the rest: command line, launchers, end-to-end runs, every estimator check (slow)"
 	@echo "lint     ruff check + ruff format --check"
 	@echo "format   ruff format + ruff check --fix"
 	@echo "tables   LaTeX/Markdown tables of the paper from $(RESULTS) into $(TABLES)"
@@ -28,16 +28,18 @@ install:
 
 # Tests in TEST_WORKERS processes (pytest-xdist; "auto": one per core), each with one BLAS/torch
 # thread unless OMP_NUM_THREADS says otherwise: two multi-threaded torch processes on the same
-# cores slow each other by up to 100x. Most tests spend their time starting Python, torch and Hydra
-# on one core, so two workers on 2 cores take 9-13 minutes where one took about 18.
+# cores slow each other by up to 100x. `make test` is the fast lane (the tests not marked slow);
+# `make test-full` runs the others (a test of more than ~2 s: the command line in a subprocess,
+# an end-to-end run, a long training, the launchers, the byte-for-byte rebuild, every estimator
+# check). CI (.ci/run) runs both.
 TEST_WORKERS ?= auto
+PYTEST = OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
 test:
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PYTHON) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
+	$(PYTEST) -m "not slow"
 
-# The quick lane while working: the tests not marked slow (`make test` stays the full suite, CI's).
-.PHONY: test-fast
-test-fast:
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PYTHON) -m pytest -q -m "not slow" -n $(TEST_WORKERS) --dist worksteal
+.PHONY: test-full
+test-full:
+	$(PYTEST) -m slow
 
 lint:
 	$(PYTHON) -m ruff check .

@@ -33,6 +33,7 @@ def test_groups_have_the_paper_options():
 TABLE_VALUES = ["data.path=t.csv", "data.target=y", "data.task=classification"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("group", ["data", "model"])
 def test_every_group_option_composes(group):
     for option in group_options(group):
@@ -43,6 +44,7 @@ def test_every_group_option_composes(group):
         check_config(cfg)
 
 
+@pytest.mark.slow
 def test_every_experiment_composes():
     for option in group_options("experiment"):
         cfg = _compose([f"experiment={option}"])
@@ -71,6 +73,7 @@ def test_data_dir_default_follows_the_environment(monkeypatch, tmp_path):
     assert _compose([]).data_dir == "~/.cache/pilid"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "overrides, fragment",
     [

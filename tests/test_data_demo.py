@@ -200,6 +200,7 @@ def test_true_shapes_score_r2_one_against_themselves_through_the_report():
     assert trial_fidelity(wrong, evaluator) < 0.5
 
 
+@pytest.mark.slow
 def test_pilid_recovers_the_demo_shapes_without_interactions():
     from pilid.experiments.artefacts import artefact_frames
     from pilid.models.estimators import PiLiDRegressor

@@ -89,6 +89,7 @@ def test_bike(uci_dir):
     assert abs(split.y_train.mean()) < 1e-12 and split.y_train.std() == pytest.approx(1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.uci
 def test_bank(uci_dir, caplog):
     rows = _rows(uci_dir / "bank/bank-additional-full.csv", sep=";")
@@ -330,6 +331,7 @@ def _compose(name: str):
         return compose(config_name="config", overrides=[f"data={name}"])
 
 
+@pytest.mark.slow
 def test_every_data_yaml_is_a_dataset():
     assert sorted(p.stem for p in (CONF / "data").glob("*.yaml")) == sorted(DATASETS)
     for name in DATASETS:

@@ -71,6 +71,7 @@ def test_the_default_gives_the_mlp_one_column_per_level_and_code_one_column():
     assert blocks.module_.deep.weights[0].shape[2] == 4
 
 
+@pytest.mark.slow
 def test_both_values_are_equal_on_the_runners_one_hot_matrices():
     """The runner hands the estimators `make_split`'s matrix, categories as 0/1 columns named
     categorical: "onehot" and "code" fit the same model there, so the configs need not pin it."""
@@ -86,6 +87,7 @@ def test_both_values_are_equal_on_the_runners_one_hot_matrices():
     np.testing.assert_array_equal(*predictions)
 
 
+@pytest.mark.slow
 def test_one_hot_follows_a_nominal_interaction_the_code_cannot():
     """Day effects that follow no order of the codes, times h: the MLP with one column per
     day fits it; with the code as one number it must bend a line through 7 unordered points."""

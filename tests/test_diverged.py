@@ -235,6 +235,7 @@ def test_epochs_zero_is_the_least_squares_start_on_the_command_line_too(tmp_path
 
 
 # -- gamma too large for the rows ----------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "n, gamma, warns",
     [

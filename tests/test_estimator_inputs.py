@@ -96,6 +96,7 @@ def test_knots_treat_a_range_too_small_to_represent_as_constant():
     assert len(fit_knots(small, gamma=4).points[0]) == 5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", CLASSES)
 @pytest.mark.parametrize("tiny", [1e-300, 1e-200, 1e-39])
 def test_a_near_constant_column_fits_as_a_constant(cls, tiny):

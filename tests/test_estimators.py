@@ -87,6 +87,20 @@ def _expected_failed(est) -> dict[str, str]:
     return EXPECTED_FAILED_CHECKS
 
 
+#: The fast lane's estimator checks: the main estimators, a bag of two and few epochs (every
+#: code path of the defaults but their sizes).
+TINY = dict(hidden_layers=(8,), epochs=3, batch_size=32, n_bags=2, device="cpu", random_state=0)
+
+
+@parametrize_with_checks(
+    [PiLiDRegressor(gamma=3, **TINY), PiLiDClassifier(gamma=3, **TINY)],
+    expected_failed_checks=_expected_failed,
+)
+def test_sklearn_checks(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.slow
 @parametrize_with_checks(
     [
         PiLiDRegressor(gamma=3, **SMALL),
@@ -96,7 +110,7 @@ def _expected_failed(est) -> dict[str, str]:
     ],
     expected_failed_checks=_expected_failed,
 )
-def test_sklearn_checks(estimator, check):
+def test_sklearn_checks_full(estimator, check):
     check(estimator)
 
 
@@ -114,6 +128,8 @@ BLOCKS_SMALL = dict(
 GA2M_SMALL = dict(interactions=2, outer_bags=1, n_jobs=1, max_rounds=200, random_state=0)
 
 
+@pytest.mark.slow
+@pytest.mark.slow
 @parametrize_with_checks(
     [
         PiLiBRegressor(gamma=3, **BLOCKS_SMALL),
@@ -161,6 +177,7 @@ def _data(n=300, seed=0):
     return X, y
 
 
+@pytest.mark.slow
 def test_pipeline_clone_cross_val_and_grid_search():
     X, y = _data()
     pipe = make_pipeline(StandardScaler(), PiLiDRegressor(gamma=3, **SMALL))

@@ -38,6 +38,7 @@ def test_a_list_value_is_one_value_and_parsed_values_keep_their_types():
     assert n.values == ("1000", "2000") and n.parsed == (1000, 2000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", group_options("experiment"))
 def test_every_experiment_expands_as_hydras_sweeper_launches_it(name):
     jobs = experiment_jobs(name)

@@ -53,6 +53,7 @@ def _merged_by_hand(df, rare):
     return df.assign(town=pd.Categorical(town, categories=[*kept, "merged"]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", [PiLiDRegressor, PiLiDClassifier])
 def test_the_fit_equals_one_on_levels_merged_by_hand(cls):
     df, y = _frame()
@@ -79,6 +80,7 @@ def test_a_fraction_counts_the_fit_rows():
     assert est.infrequent_categories_ == {1: ["e", "f"]}
 
 
+@pytest.mark.slow
 def test_without_it_every_level_keeps_its_own_value():
     df, y = _frame()
     est = PiLiDRegressor(gamma=4, n_bags=1, **SMALL).fit(df, y)

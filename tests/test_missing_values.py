@@ -127,6 +127,7 @@ def test_the_learned_missing_contribution_recovers_a_known_offset():
     assert abs(float(x0.value[x0.x.isna()].iloc[0]) - at_zero - 3.0) < 0.4
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::pilid.nn.gates.GateOrderWarning")  # short phase 1
 @pytest.mark.parametrize(
     "make",

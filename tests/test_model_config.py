@@ -81,6 +81,7 @@ def test_every_built_in_model_names_a_class_per_task():
     assert model_label("my_own_model") == "my_own_model"  # a user's model: its config name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["lightgbm", "aplr"])
 def test_todays_peers_run_through_the_runner(tmp_path, name):
     """Today's peers: their YAMLs build their library's own class and run like a built-in."""
@@ -280,6 +281,7 @@ def _run(tmp_path, overrides):
     return summary, load_results(tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CHEAP_OVERRIDES))
 def test_every_baseline_runs_through_the_runner_on_synthetic_data(tmp_path, name):
     task = "classification" if name in ("svm", "gam", "ga") else "regression"
@@ -315,6 +317,7 @@ def _spambase_dir() -> Path:
     return Path(root).expanduser()
 
 
+@pytest.mark.slow
 @pytest.mark.uci
 @pytest.mark.parametrize("name", sorted(CHEAP_OVERRIDES))
 def test_every_baseline_runs_through_the_runner_on_spambase(tmp_path, name):

@@ -133,6 +133,7 @@ BAD = [  # (model, task, override, the key as the command line names it, example
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "task", "override", "key", "example"), BAD)
 def test_a_bad_value_is_one_line_in_command_line_syntax(name, task, override, key, example):
     with pytest.raises(PilidError) as info:

@@ -57,6 +57,7 @@ def _models():
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::UserWarning")
 @pytest.mark.parametrize(("cls", "params", "task"), _models())
 def test_grid_sweep_finds_no_step_against_the_constraint(cls, params, task):

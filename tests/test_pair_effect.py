@@ -28,6 +28,7 @@ def bag():
     return PiLiDRegressor(n_bags=4, epochs=40, random_state=0).fit(X, y), X
 
 
+@pytest.mark.slow
 def test_the_planted_product_is_recovered_and_other_pairs_are_flat(bag):
     model, _ = bag
     grid = model.interaction_grid("x0", "x1", n=15)

@@ -110,6 +110,7 @@ def test_the_pairs_take_the_residual_and_the_target_ranking_in_turn():
     assert raw[0] == (2, 3) and (2, 3) in expected[:4]  # the strong features' pair, second
 
 
+@pytest.mark.slow
 def test_a_pair_term_recovers_an_interaction_the_additive_part_cannot():
     X, y = _interaction(3000)
     X_test, _ = _interaction(2000, seed=1)
@@ -127,6 +128,7 @@ def test_a_pair_term_recovers_an_interaction_the_additive_part_cannot():
     assert np.corrcoef(contributions[:, 2], X_test[:, 2])[0, 1] > 0.99
 
 
+@pytest.mark.slow
 def test_trials_of_one_batch_keep_their_own_pairs_and_points():
     template = PiLiDRegressor(gamma=4, pairs=2, hidden_layers=(8,), patience=3, **SMALL)
     problems = [_interaction(600, seed=s) for s in range(3)]

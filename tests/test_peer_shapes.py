@@ -295,6 +295,7 @@ def test_peers_shape_figure_is_skipped_until_a_peer_has_shapes(tmp_path, capsys)
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_build_figures_draws_the_peers_shapes_and_lists_the_artefacts_it_reads(tmp_path):
     """Through `build_figures` and `figure_artifacts`, with conf/experiment/peers.yaml's grid
     (20 trials configured): every model here is reduced."""

@@ -170,6 +170,7 @@ def test_pilib_keeps_the_pilid_interpretation_api(pilib, pairs):
     np.testing.assert_allclose(intercept + terms.sum(1) + deep, pilib.predict(X[:50]), atol=1e-4)
 
 
+@pytest.mark.slow
 def test_nit_finds_the_pairs_and_names_dataframe_columns(nit, pairs):
     assert nit.interactions_(min_order=2) == [("a", "b"), ("c", "d")]
     assert nit.block_order_.max() <= nit.max_order
@@ -212,6 +213,7 @@ def _small(cls, **kw):
     return cls(**params)
 
 
+@pytest.mark.slow
 def test_estimators_work_in_cross_val_score():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(600, 4))

@@ -48,6 +48,7 @@ def fitted(request):
     return task, model.fit(X, y), X, y, X_test
 
 
+@pytest.mark.slow
 def test_choice_is_the_argmax_of_an_independent_cross_val_score(fitted):
     task, model, X, y, _ = fitted
     _, base_cls, splitter_cls, scoring = TASKS[task]
@@ -74,6 +75,7 @@ def test_choice_is_the_argmax_of_an_independent_cross_val_score(fitted):
     assert model.n_splits_ == 3
 
 
+@pytest.mark.slow
 def test_predictions_are_those_of_pilid_refit_with_the_best_pair(fitted):
     task, model, X, y, X_test = fitted
     base_cls = TASKS[task][1]
@@ -101,6 +103,7 @@ def test_predictions_are_those_of_pilid_refit_with_the_best_pair(fitted):
     assert model.feature_names_in_.tolist() == ["a", "b"]
 
 
+@pytest.mark.slow
 def test_a_splitter_object_gives_the_folds():
     X, y = _data("regression", n=90)
     splitter = KFold(n_splits=2, shuffle=True, random_state=3)
@@ -204,6 +207,7 @@ CV_EXPECTED_FAILED_CHECKS = {
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 @parametrize_with_checks(
     [
         PiLiDRegressorCV(**CHECK_GRID, estimator_params=CHECK_PARAMS),
@@ -217,6 +221,7 @@ def test_sklearn_checks(estimator, check):
     check(estimator)
 
 
+@pytest.mark.slow
 def test_networks_are_searched_with_the_additive_part_alone_among_them():
     """`networks` adds hidden_layers to the grid (None: no MLP); the choice is again the argmax
     of an independent cross_val_score, and best_params_ names the chosen network."""

@@ -94,6 +94,7 @@ def _is_png(path):
     return path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow
 def test_every_figure_is_written_as_png_and_pdf(results, tmp_path, capsys):
     root, frame = results
     out = tmp_path / "figures"

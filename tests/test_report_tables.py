@@ -410,6 +410,7 @@ def test_build_and_write_every_table(sim, init, tmp_path):
     assert tmp_path / "tables.md" in written
 
 
+@pytest.mark.slow
 def test_cli_writes_tables_and_fails_with_one_line(tmp_path, capsys):
     settings = _sim_settings(
         [400], [4], [("pilid", 5, "lstsq"), ("rf", None, None)], generator="demo"

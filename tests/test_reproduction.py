@@ -186,6 +186,7 @@ def _row(cells, table, row, column, N=None):
 
 
 # -- cells -------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_cell_is_ours_beside_the_paper_with_the_difference(good, text):
     raw, _, tables = good
     cells = rp.paper_cells(tables)
@@ -261,6 +262,7 @@ def _verdicts(tables, frame=None):
     return {c.key: c for c in rp.claims(tables, frame)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("good_numbers", [True, False])
 def test_every_verdict_flips_with_the_numbers(good_numbers):
     _, frame, tables = build(good=good_numbers)
@@ -281,6 +283,7 @@ def test_every_verdict_flips_with_the_numbers(good_numbers):
     assert len(found["d"].parts[0].units) == 4  # m x N settings with >= 3 gammas
 
 
+@pytest.mark.slow
 def test_shape_part_flips_alone():
     _, frame, tables = build(good=True, shapes_good=False)
     accuracy, shapes = _verdicts(tables, frame)["b"].parts
@@ -328,6 +331,7 @@ def test_the_shape_part_rests_on_the_variance_weighted_r2_of_the_shared_trials()
     assert f"known for {known} of the {len(records)} trials scored" in scored
 
 
+@pytest.mark.slow
 def test_claim_a_compares_a_reduced_cell_on_the_seeds_both_cells_have():
     records = fixture_records(good=True)
     for record in records:
@@ -357,6 +361,7 @@ def test_claim_a_compares_a_reduced_cell_on_the_seeds_both_cells_have():
     assert "1 on fewer than 20 seeds that both arms have" in sim.verdict()
 
 
+@pytest.mark.slow
 def test_paired_test_is_scipy_ttest_rel_by_seed(good):
     raw, frame, tables = good
     real = _verdicts(tables, frame)["a"].parts[0]
@@ -473,6 +478,7 @@ def test_commands_and_notes_are_in_the_file(text):
     assert "61 inputs" in text and "3,303 rows" in text
 
 
+@pytest.mark.slow
 def test_generator_section_and_demo_records_stay_out_of_the_default_cells():
     raw, frame, tables = build(good=True, demo=True)
     default = raw[
@@ -506,6 +512,7 @@ def test_no_records_of_the_linear_baselines_say_not_run_yet():
     )
 
 
+@pytest.mark.slow
 def test_legendre_records_count_as_the_default_generator():
     raw, frame, tables = build(good=True, demo=True)
     records = fixture_records(good=True)
@@ -530,6 +537,7 @@ def test_the_generators_csv_is_included_where_it_exists(good, tmp_path):
     assert "| 20000 | 10 | 0.3518 | 0.1000 | 0.3000 |" in text
 
 
+@pytest.mark.slow
 def test_status_line_and_a_missing_figure_are_said(good):
     _, frame, tables = good
     text = rp.build_reproduction(frame, tables, figure_link=None, notes="")

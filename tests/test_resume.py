@@ -56,6 +56,7 @@ def test_blocks_are_fixed_by_trial_index():
     assert plan_blocks(7, 3, []) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("deleted", [[1], [0, 3], [2, 3]])
 def test_resume_after_losing_any_trials_gives_the_same_numbers(tmp_path, deleted):
     """The case to guard: delete some trials' lines from a finished run, rerun: the resumed

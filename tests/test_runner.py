@@ -289,6 +289,7 @@ def test_setting_id_of_a_run_matches_its_config(tmp_path):
     assert ResultStore(tmp_path).done_trials(summary.setting_id) == {0}
 
 
+@pytest.mark.slow
 def test_block_model_writes_its_interactions(tmp_path):
     tiny_pilib = ["model=pilib", "gamma=3", "model.n_blocks=3", "model.block_layers=[4]"]
     tiny_pilib += ["model.phase1_epochs=3", "train.epochs=2"]

@@ -46,6 +46,7 @@ def _raw(est, X):
     return est.decision_function(X) if hasattr(est, "decision_function") else est.predict(X)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "est",
     [
@@ -208,6 +209,7 @@ def test_weights_are_not_modified_and_score_takes_them():
     )
 
 
+@pytest.mark.slow
 def test_fit_batched_takes_a_weight_list():
     X, y, w = _data()
     est = PiLiDRegressor(gamma=3, n_bags=1, **SMALL)

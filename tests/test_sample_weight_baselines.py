@@ -65,6 +65,7 @@ def test_weighted_quantile_is_numpys_quantile_of_the_repeated_rows():
 
 
 # -- GAM (pygam) ---------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", [GAMRegressor, GAMClassifier])
 def test_gam_whole_number_weights_fit_the_repeated_rows(cls):
     """The GAM is deterministic: weights w (0 included) == each row repeated w times, smoothing
@@ -120,6 +121,7 @@ def test_gam_passes_the_weights_to_pygam():
 
 
 # -- GA2M (InterpretML's EBM) ----------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("cls", [GA2MRegressor, GA2MClassifier])
 def test_ga2m_is_ebm_fitted_directly_with_the_same_weights(cls):
     """EBM takes sample_weight itself; it refuses a weight of 0, so those rows are dropped."""

@@ -125,6 +125,7 @@ def test_a_phase_lr_scale_is_the_step_at_the_scaled_learning_rate():
     assert not torch.allclose(scaled, _line_steps(lr=0.04, lr_scale=1.0), atol=1e-3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lr, beaten", [(0.05, True), (0.005, False)])
 def test_lr_decay_refines_from_the_best_weights_and_keeps_only_what_beats_them(lr, beaten):
     X, y = _additive_data(n=500)

@@ -27,6 +27,7 @@ def test_every_config_file_has_a_schema_and_names_it(group):
         assert set(loaded) - {"defaults"} == fields, f"{group}/{name}.yaml vs its schema"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "group, name", [(g, n) for g in sorted(SCHEMAS) for n in sorted(SCHEMAS[g])]
 )

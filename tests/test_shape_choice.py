@@ -45,6 +45,7 @@ def test_candidates_are_the_library_pieces_and_many_smooth_ones():
     assert candidates(7)[1] == {"gamma": 7, "smoothness": SMOOTH_WEIGHT}
 
 
+@pytest.mark.slow
 def test_the_choice_is_the_candidate_of_lower_validation_loss_and_equals_its_own_fit():
     X, y = _data(3000)
     model = PiLiDRegressor(smoothness="auto", **SMALL).fit(X, y)
@@ -75,6 +76,7 @@ def test_the_choice_is_the_candidate_of_lower_validation_loss_and_equals_its_own
     assert model.gamma_ == SMOOTH_PIECES and model.smoothness_ == SMOOTH_WEIGHT
 
 
+@pytest.mark.slow
 def test_classes_weights_and_missing_values_choose_by_the_log_loss():
     X, y = _data(1500, seed=1)
     rng = np.random.default_rng(2)
@@ -95,6 +97,7 @@ def test_classes_weights_and_missing_values_choose_by_the_log_loss():
     assert model.smoothness_ == candidates("auto")[best]["smoothness"]
 
 
+@pytest.mark.slow
 def test_batched_trials_choose_each_on_its_own():
     sets = [_data(800, seed=s) for s in (3, 4)]
     ests = [PiLiDRegressor(smoothness="auto", **{**SMALL, "random_state": s}) for s in (3, 4)]
@@ -146,6 +149,7 @@ def _pair_data(n=800, seed=3):
     return X, X[:, 0] * X[:, 1] + X[:, 2] * X[:, 3] / 2 + X[:, 0] + 0.2 * rng.normal(size=n)
 
 
+@pytest.mark.slow
 def test_a_list_of_pair_counts_chooses_among_them_each_its_first_pairs():
     """``pairs=[0, 1, 2]``: three candidates, each FAST's first k pairs, the one of lowest
     validation loss kept; each equals the model fitted with its k pairs fixed."""
@@ -164,6 +168,7 @@ def test_a_list_of_pair_counts_chooses_among_them_each_its_first_pairs():
     assert best > 0  # the planted products are worth a term
 
 
+@pytest.mark.slow
 def test_pairs_auto_is_the_list_of_none_and_auto_pairs():
     from pilid.models.pair_choice import AUTO_PAIRS
     from pilid.models.shape_choice import pair_counts
@@ -178,6 +183,7 @@ def test_pairs_auto_is_the_list_of_none_and_auto_pairs():
     assert many.shape_choice_["pairs"].tolist() == [0, 6]
 
 
+@pytest.mark.slow
 def test_a_list_without_rows_to_choose_on_takes_the_fewest_and_k_classes_none():
     X, y = _pair_data(n=400, seed=5)
     one = {**SMALL, "n_bags": 1, "patience": None}

@@ -207,6 +207,7 @@ def test_setting_id_is_stable_and_ignores_bookkeeping():
     assert config["model"]["gamma"] == 5 and "gamma" not in config and "trials" not in config
 
 
+@pytest.mark.slow
 def test_setting_id_changes_with_what_changes_results():
     sid = setting_id(_cfg())
     others = {

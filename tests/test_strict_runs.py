@@ -47,6 +47,7 @@ def _one_error_line(result) -> str:
 
 
 # -- 2. unknown keys ----------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "override, key, valid",
     [
@@ -70,6 +71,7 @@ def test_typo_on_the_command_line_runs_nothing(tmp_path):
     assert not (tmp_path / "results" / "records.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_every_experiment_setting_passes_the_key_check():
     for name in ("real_data", "sim_regression", "init_significance", "spambase_interactions"):
         check_config(_compose(f"experiment={name}"))
@@ -81,6 +83,7 @@ def test_loader_options_are_valid_data_keys():
 
 
 # -- 3. equal settings, one id ------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "a, b",
     [
