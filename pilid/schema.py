@@ -152,6 +152,7 @@ class TableData(DataConfig):
     drop: list[str] | None = MISSING
     sha256: str | None = MISSING
     standardize_target: bool = MISSING
+    missing: str = MISSING  # "keep" (NaN for the models that take it) or "drop"
 
 
 # -- models ---------------------------------------------------------------------------------------

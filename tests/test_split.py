@@ -128,15 +128,20 @@ def test_scale_features_false_keeps_original_units():
     assert np.all(split.x_offset == 0.0) and np.all(split.x_scale == 1.0)
 
 
-def test_nan_or_inf_names_the_columns():
+def test_inf_names_its_columns_and_nan_is_a_missing_value():
     data = _dataset()
     X = data.X.copy()
     X.loc[5, "b"] = np.inf
     X.loc[7, "a"] = np.nan
     bad = Dataset(name="toy", task="regression", metric="mse", X=X, y=data.y)
-    with pytest.raises(PilidError, match=r"column\(s\) a, b") as error:
+    with pytest.raises(PilidError, match=r"has inf in column\(s\) b;") as error:
         make_split(bad, 0)
     assert "\n" not in str(error.value)
+    X.loc[5, "b"] = 1.0  # NaN alone is kept: a missing value (pilid.data.table, missing="keep")
+    split = make_split(Dataset(name="toy", task="regression", metric="mse", X=X, y=data.y), 0)
+    rows = np.concatenate([split.train_index, split.test_index])
+    encoded = np.concatenate([split.X_train, split.X_test])
+    assert np.isnan(encoded[rows == 7, 0]).all() and np.isnan(encoded).sum() == 1
 
 
 @pytest.mark.parametrize(

@@ -83,6 +83,7 @@ def _one_line(args: list[str], match: str) -> str:
 
 
 # -- a model of the user's own ------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.uci
 def test_a_model_yaml_outside_the_repository_runs_on_skill_like_a_built_in(tmp_path):
     data_dir = uci_dir()
@@ -129,7 +130,7 @@ def test_a_csv_written_from_a_dataframe_runs_as_data_table(tmp_path):
         }
     )
     frame["price"] = 2 * frame["size"] + 3 * (frame["colour"] == "red") + rng.normal(0, 1, n)
-    frame.loc[5, "size"] = np.nan  # a row with a missing value is dropped
+    frame.loc[5, "size"] = np.nan  # a missing number: its row is dropped for linear (no NaN)
     frame.to_csv(tmp_path / "shop.csv", index=False)
     results = tmp_path / "results"
     run = _pilid(
@@ -146,7 +147,7 @@ def test_a_csv_written_from_a_dataframe_runs_as_data_table(tmp_path):
     )
     assert run.returncode == 0, run.stderr
     records = _records(results)
-    assert [r["dataset"] for r in records] == ["table", "table"] and records[0]["N"] == n - 1
+    assert [r["dataset"] for r in records] == ["shop", "shop"] and records[0]["N"] == n - 1
     dataset = load_dataset(
         "table", path=str(tmp_path / "shop.csv"), target="price", task="regression", drop=["id"]
     )

@@ -17,8 +17,10 @@ class Dataset:
     """A whole dataset after the documented preprocessing, before any split.
 
     ``X`` holds one column per raw feature (categorical columns have pandas ``category`` dtype,
-    the others float64); ``y`` is float64 for regression and int64 0/1 for classification
-    (0..K-1 for K > 2 classes, scored by one-vs-rest AUC).
+    the others float64), NaN where a table loaded with ``missing="keep"`` has a missing value
+    (`pilid.data.table`; `pilid.data.split.make_split` keeps it); ``y`` is float64 for
+    regression and int64 0/1 for classification (0..K-1 for K > 2 classes, scored by
+    one-vs-rest AUC), never missing.
     ``feature_names`` defaults to ``X``'s columns and ``categorical`` to its ``category``
     columns. ``info`` carries provenance (file, sha256, rows removed per rule) and flags such as
     ``scale_features`` (False: ``make_split`` leaves the numeric columns unscaled).

@@ -4,6 +4,12 @@ Categorical columns are one-hot encoded with the categories of the whole dataset
 has the same columns; numeric columns are standardised with the training part's mean and standard
 deviation only, and so is a regression target when the dataset asks for it (bike: MSE is reported
 in that standardised unit, as in the paper).
+
+Missing values (a table loaded with ``missing="keep"``, `pilid.data.table`): NaN in a numeric
+column stays NaN (the mean and standard deviation are those of the training part's values), for
+the models that take it; a missing category is a level of its own, the indicator column
+``"<column>=(missing)"`` (`MISSING_LEVEL`) after the column's other levels, present in every
+trial when the whole dataset has a missing value in that column. Infinity is refused.
 """
 
 from __future__ import annotations
@@ -17,12 +23,17 @@ from sklearn.model_selection import train_test_split
 from pilid.data.dataset import Dataset, Split
 from pilid.errors import PilidError
 
+#: The level of a missing category in the one-hot columns (``"<column>=(missing)"``).
+MISSING_LEVEL = "(missing)"
+
 
 def encode(dataset: Dataset) -> tuple[np.ndarray, list[str], np.ndarray]:
     """``Dataset.X`` as a float64 matrix: numeric columns as they are, categorical ones one-hot.
 
     Returns ``(matrix, names, is_indicator)``; an indicator column is named ``"<column>=<level>"``
-    and the levels are the column's categories (whole dataset, so stable across trials).
+    and the levels are the column's categories (whole dataset, so stable across trials), then
+    `MISSING_LEVEL` where the column has a missing value. NaN in a numeric column stays NaN;
+    infinity raises ``PilidError``.
     """
     X = dataset.X
     categorical = set(dataset.categorical or [])
@@ -36,10 +47,10 @@ def encode(dataset: Dataset) -> tuple[np.ndarray, list[str], np.ndarray]:
             if not isinstance(values.dtype, pd.CategoricalDtype):
                 values = values.astype("category")
             codes = values.cat.codes.to_numpy()
-            if (codes < 0).any():
-                bad.append(str(column))
-                continue
-            levels = values.cat.categories
+            levels = [str(level) for level in values.cat.categories]
+            if (codes < 0).any():  # a missing category: a level of its own, coded last
+                codes = np.where(codes < 0, len(levels), codes)
+                levels.append(_missing_level(levels))
             blocks.append((codes[:, None] == np.arange(len(levels))[None, :]).astype(np.float64))
             names.extend(f"{column}={level}" for level in levels)
             flags.extend([True] * len(levels))
@@ -51,7 +62,7 @@ def encode(dataset: Dataset) -> tuple[np.ndarray, list[str], np.ndarray]:
                     f"column {column!r} of dataset {dataset.name!r} is not numeric; declare it "
                     "categorical or convert it to numbers"
                 ) from error
-            if not np.isfinite(block).all():
+            if np.isinf(block).any():
                 bad.append(str(column))
                 continue
             blocks.append(block[:, None])
@@ -59,23 +70,37 @@ def encode(dataset: Dataset) -> tuple[np.ndarray, list[str], np.ndarray]:
             flags.append(False)
     if bad:
         raise PilidError(
-            f"dataset {dataset.name!r} has NaN or inf in column(s) {', '.join(bad)}; drop or "
-            "impute those rows before splitting"
+            f"dataset {dataset.name!r} has inf in column(s) {', '.join(bad)}; replace it by a "
+            "number, or by NaN (a missing value), before splitting"
         )
     matrix = np.concatenate(blocks, axis=1) if blocks else np.empty((len(X), 0))
     return matrix, names, np.asarray(flags, dtype=bool)
 
 
+def _missing_level(levels: list[str]) -> str:
+    """`MISSING_LEVEL`, bracketed once more while a category of the column has that name."""
+    level = MISSING_LEVEL
+    while level in levels:
+        level = f"({level})"
+    return level
+
+
 def _standardiser(train: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean and standard deviation (ddof 0) of ``train`` for ``active`` columns, else 0 and 1.
 
-    A constant column gets scale 1 (no division by zero).
+    NaN (a missing value) is left out of both; a constant column, or one without a value in
+    ``train``, gets scale 1 (no division by zero) and a column without a value offset 0.
     """
     offset = np.zeros(train.shape[1])
     scale = np.ones(train.shape[1])
     if active.any() and len(train):
-        mean = train[:, active].mean(axis=0)
-        std = train[:, active].std(axis=0)
+        values = train[:, active]
+        present = ~np.isnan(values)
+        count = present.sum(axis=0)
+        filled = np.where(present, values, 0.0)
+        mean = filled.sum(axis=0) / np.maximum(count, 1)
+        spread = np.where(present, values - mean, 0.0)
+        std = np.sqrt((spread**2).sum(axis=0) / np.maximum(count, 1))
         std = np.where(np.isfinite(std) & (std > 0), std, 1.0)
         offset[active] = mean
         scale[active] = std

@@ -40,7 +40,14 @@ from pilid.experiments.locking import setting_lock
 from pilid.experiments.planning import plan_blocks, resolve_block_size, resolve_n_jobs
 from pilid.experiments.progress import progress
 from pilid.experiments.scoring import Summary, refusal_line, summarize, trial_value
-from pilid.experiments.setting import canonical_json, resolved_config, setting_id, setting_label
+from pilid.experiments.setting import (
+    canonical_json,
+    is_table,
+    resolved_config,
+    setting_id,
+    setting_label,
+    table_identity,
+)
 from pilid.experiments.store import ResultStore, records_in
 
 
@@ -64,6 +71,7 @@ def run_setting(cfg: DictConfig | Mapping[str, Any]) -> Summary:
     _check_keys(config)
     check_config(config)
     config = normalize_config(config)
+    config["data"] = table_identity(config["data"])  # a table: its name and its file's sha256
     sid = setting_id(config)
     store = ResultStore(records_in(config["results_dir"]))
     store.check_writable()
@@ -72,6 +80,8 @@ def run_setting(cfg: DictConfig | Mapping[str, Any]) -> Summary:
     ran = 0
     with setting_lock(store.root, sid):
         recorded = store.done_trials(sid)
+        if is_table(config["data"]) and not recorded:
+            _note_other_contents(store, config["data"])
         missing = (
             list(range(trials)) if config.get("force") else sorted(set(range(trials)) - recorded)
         )
@@ -104,13 +114,60 @@ def _context(config: dict[str, Any], sid: str) -> _Context:
     from pilid.device import resolve_device
 
     device = _device_name(resolve_device(config.get("device", "auto")))
-    dataset = _load_dataset(canonical_json(config["data"]), config.get("data_dir"))
+    data_json = canonical_json(config["data"])
+    dataset = _load_dataset(data_json, config.get("data_dir"))
     from pilid.experiments.model_config import estimator_class, estimator_path, is_batchable
 
     task = str(dataset.task)
     batchable = is_batchable(estimator_class(config["model"], task))
     path = estimator_path(config["model"], task)
+    if _has_missing_numbers(dataset) and not _takes_nan(config, task, device):
+        model = str(config["model"]["name"])
+        dataset = _load_dataset(data_json, config.get("data_dir"), no_nan_model=model)
     return _Context(config, sid, dataset, batchable, path, model_params(config), device)
+
+
+def _has_missing_numbers(dataset) -> bool:
+    categorical = set(dataset.categorical or [])
+    numeric = [c for c in dataset.X.columns if c not in categorical]
+    return bool(numeric) and bool(dataset.X[numeric].isna().to_numpy().any())
+
+
+def _takes_nan(config: dict[str, Any], task: str, device: str) -> bool:
+    """Whether the model's estimator takes NaN in X (scikit-learn's ``allow_nan`` tag: PiLiD,
+    PiLiB, NIT, the MLP, LightGBM, random forests); an estimator without tags is taken not to."""
+    from sklearn.utils import get_tags
+
+    from pilid.experiments.model_config import build_estimator
+
+    estimator = build_estimator(config["model"], task, config.get("train") or {}, 0, device, [])
+    try:
+        return bool(get_tags(estimator).input_tags.allow_nan)
+    except (AttributeError, TypeError, ValueError):
+        return False
+
+
+def _note_other_contents(store: ResultStore, data: dict[str, Any]) -> None:
+    """One line on stderr when the store holds records of the same table file (name and path)
+    made of other contents: the file was edited, or another one sits at that relative path;
+    this run is a new setting and those records stay under their own."""
+    if not store.path.is_file():
+        return
+    same = [
+        (r.get("data") or {}).get("sha256")
+        for r in store.records()
+        if isinstance(r.get("data"), dict)
+        and r["data"].get("path") == data["path"]
+        and r.get("dataset") == data["name"]
+    ]
+    other = sorted({f"{s[:12]}..." if s else "none" for s in same if s != data["sha256"]})
+    if other:
+        print(
+            f"pilid: note: data.path={data['path']} now has sha256 {data['sha256'][:12]}..., "
+            f"not that of {len(same)} earlier record(s) of it ({', '.join(other)}): the file "
+            "changed, so this is a new setting; the earlier records stay under their own",
+            file=sys.stderr,
+        )
 
 
 def _run_trials(
@@ -347,12 +404,18 @@ def _takes_device(estimator) -> bool:
 
 # -- helpers -----------------------------------------------------------------------------------
 @lru_cache(maxsize=4)
-def _load_dataset(data_json: str, data_dir: str | None):
-    """``pilid.data.load_dataset`` for a data config (cached: workers load once per setting)."""
+def _load_dataset(data_json: str, data_dir: str | None, no_nan_model: str | None = None):
+    """``pilid.data.load_dataset`` for a data config (cached: workers load once per setting);
+    for a model that takes no NaN (``no_nan_model``, its name), without the rows that have a
+    missing number (`pilid.data.table.drop_missing`, logged)."""
     import json
 
     from pilid.data import load_dataset
+    from pilid.data.table import drop_missing
 
+    if no_nan_model is not None:
+        full = _load_dataset(data_json, data_dir)
+        return drop_missing(full, f"model={no_nan_model} takes no NaN")
     options = json.loads(data_json)
     name = options.pop("name")
     if data_dir is not None:

@@ -16,6 +16,12 @@ model, no bag), so the records made before stay valid; any other value is hashed
 
 Values are normalised first (``pilid.config.normalize_config``): ``data.N=1e3`` and
 ``data.N=1000`` are one setting, as are ``model.lam=0`` and ``model.lam=0.0``.
+
+A table (``data=table``, or a user's YAML that extends it) is identified by its contents
+(`table_identity`): the SHA-256 of the file's bytes fills ``data.sha256`` when it is not given,
+so an edited file, or another file under the same relative path, is another setting, and the
+loader checks the bytes it parses against it. ``data=table`` is named after its file (the
+stem) unless ``data.name`` says otherwise.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
@@ -64,6 +71,7 @@ KEYS_ADDED_AT_IDENTITY = {
     ("data", "degree"): 10,
     ("data", "interaction_degree"): 3,
     ("data", "generator"): "legendre",
+    ("data", "missing"): "drop",  # a table's rows with a missing value dropped (pilid.data.table)
 }
 
 #: Length of the hex digest kept as the id (64 bits: collisions are not a concern here).
@@ -89,7 +97,8 @@ def setting_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
         config["train"] = {k: v for k, v in train.items() if k not in TRAIN_BOOKKEEPING_KEYS}
     data = config.get("data")
     if isinstance(data, dict):
-        config["data"] = {k: v for k, v in data.items() if k not in DATA_BOOKKEEPING_KEYS}
+        data = {k: v for k, v in data.items() if k not in DATA_BOOKKEEPING_KEYS}
+        config["data"] = table_identity(data)
     for (group, key), identity in KEYS_ADDED_AT_IDENTITY.items():
         section = config.get(group)
         if isinstance(section, dict) and key in section and section[key] == identity:
@@ -123,6 +132,54 @@ def _drop_builtin_classes(model: Any) -> None:
     for key in MODEL_CLASS_KEYS:
         if key in model and model[key] == shipped.get(key):
             model.pop(key)
+
+
+#: ``conf/data/table.yaml``'s name: a table run under it is named after its file.
+TABLE_NAME = "table"
+
+
+def is_table(data: Any) -> bool:
+    """Whether a data config names a table file (``data=table`` or a YAML that extends it)."""
+    return isinstance(data, Mapping) and "path" in data
+
+
+def table_name(data: Mapping[str, Any]) -> str:
+    """The data set name of a table's records: ``data.name`` where it says one (a YAML of the
+    user's directory, ``data.name=...``), else the file's stem (``fair.csv``: ``fair``), or its
+    whole file name where the stem is a built-in data set's name (``bike.csv``)."""
+    from pilid.data import DATASETS
+    from pilid.errors import PilidError
+
+    name = str(data.get("name") or TABLE_NAME)
+    if name != TABLE_NAME:
+        if name in DATASETS:
+            raise PilidError(
+                f"data.name={name} is a built-in data set's name, not a table's; name the table "
+                f"otherwise, e.g. data.name=my_{name}"
+            )
+        return name
+    file = Path(str(data["path"])).expanduser()
+    return file.name if file.stem in DATASETS else file.stem
+
+
+def table_identity(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A table's data config as its setting holds it: named (`table_name`) and with
+    ``sha256``, the SHA-256 of the file's bytes (the path as given, relative to the working
+    directory) where the config gives none. Any other data config is returned as it is.
+
+    The runner loads the table from this config, so the bytes it parses are checked against the
+    checksum its setting id holds (`pilid.data.table.load_table`): a setting never mixes trials
+    of two contents. Raises ``DataFileError`` (one line) for a missing or empty file.
+    """
+    if not is_table(data):
+        return dict(data) if isinstance(data, Mapping) else data
+    from pilid.data.table import table_sha256
+
+    pinned = dict(data)
+    pinned["name"] = table_name(data)
+    if not pinned.get("sha256"):
+        pinned["sha256"] = table_sha256(str(data["path"]))
+    return pinned
 
 
 def canonical_json(value: Any) -> str:
@@ -162,7 +219,7 @@ def setting_label(config: Mapping[str, Any]) -> str:
         label += f" gamma={model['gamma']}"
     if model.get("init") not in (None, "lstsq"):
         label += f" init={model['init']}"
-    dataset = str(data["name"])
+    dataset = table_name(data) if is_table(data) else str(data["name"])
     if dataset == "synthetic":
         dataset += f"-{data.get('task', 'regression')} N={data.get('N')} m={data.get('m')}"
     return f"{label} {dataset}"

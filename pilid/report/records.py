@@ -7,7 +7,9 @@ results store runs it once) fills both tables. The synthetic data's ``generator`
 (``data.generator``: ``legendre``, the data module's default, or ``demo``, the authors' demo code)
 is part of a setting too, matched exactly: records of one generator never fill the other's cells.
 A record without the key was made by the default generator, so ``legendre`` and no key are the
-same (both normalise to None).
+same (both normalise to None). A table's checksum (``data.sha256``, which the runner fills in:
+`pilid.experiments.setting.table_identity`) is matched exactly in the same way: the records of
+an edited file, or of another file of the same name, never fill the cells of the first.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ class Setting:
     gamma: int | None = None
     init: str | None = None
     generator: str | None = None  # the synthetic generator; None: the default (legendre)
+    sha256: str | None = None  # a table's checksum (data.sha256); None: no table, or none known
     #: A gamma configured as a rule (``"auto"``, not a number): only records made with that rule
     #: fill the cell, not those of a run with a number of pieces (``model.gamma=40``).
     gamma_rule: str | None = None
@@ -95,10 +98,12 @@ class Setting:
             value = getattr(self, name)
             if value is not None:
                 mask = mask & (frame[name] == value).fillna(False).to_numpy(dtype=bool)
-        # the generator is matched exactly, None (the default generator) included
-        column = frame["generator"]
-        hit = column.isna() if self.generator is None else (column == self.generator).fillna(False)
-        return mask & hit.to_numpy(dtype=bool)
+        # the generator and a table's checksum are matched exactly, None included
+        for name in ("generator", "sha256"):
+            value, column = getattr(self, name), frame[name]
+            hit = column.isna() if value is None else (column == value).fillna(False)
+            mask = mask & hit.to_numpy(dtype=bool)
+        return mask
 
 
 @dataclass
@@ -179,10 +184,10 @@ def _rule(gamma) -> str | None:
 
 def normalise_records(raw: pd.DataFrame) -> pd.DataFrame:
     """One row per record with flat setting columns (``gamma``/``init`` taken from ``params``,
-    ``generator`` from ``data``).
+    ``generator`` and ``sha256`` from ``data``).
 
     Columns: ``experiment, dataset, task, N, m, model, gamma, gamma_rule, smoothness, init,
-    generator, trial, seed, metric, value, setting_id, data, params`` and, where the records
+    generator, sha256, trial, seed, metric, value, setting_id, data, params`` and, where the records
     have them, ``fit_seconds, fit_mode, layout, device, versions, finished_at``; integer
     columns use pandas' nullable ``Int64``.
     """
@@ -202,6 +207,8 @@ def normalise_records(raw: pd.DataFrame) -> pd.DataFrame:
     frame["smoothness"] = params.map(lambda p: smoothness_key(_param(p, "smoothness")))
     generators = frame["data"].map(lambda d: generator_key(_param(d, "generator")))
     frame["generator"] = generators.astype(object)
+    checksums = frame["data"].map(lambda d: _param(d, "sha256") or None)
+    frame["sha256"] = checksums.astype(object).where(checksums.notna(), None)
     values = raw["value"] if "value" in raw else pd.Series(None, index=raw.index)
     frame["value"] = pd.to_numeric(values, errors="coerce").astype(float)
     for column in PASSTHROUGH_FIELDS:
@@ -288,6 +295,7 @@ def _setting_fields(cfg) -> dict:
         "smoothness": None if "smoothness" not in model else smoothness_key(model["smoothness"]),
         "init": model.get("init"),
         "generator": generator_key(data.get("generator")),
+        "sha256": data.get("sha256") or None,
     }
 
 
@@ -384,11 +392,17 @@ def compose_experiment_grid(name: str, conf_dir: str | os.PathLike | None = None
     return ExperimentGrid(name=name, trials=trials, settings=list(dict.fromkeys(settings)))
 
 
+#: What tells two recorded settings apart in a grid made of records: every field of `Setting`.
+RECORDED_FIELDS = (*SETTING_FIELDS, "generator", "sha256", "gamma_rule", "smoothness")
+
+
 def grid_from_records(name: str, frame: pd.DataFrame) -> ExperimentGrid:
-    """A grid for an experiment with no config: its recorded settings, max trials seen."""
+    """A grid for an experiment with no config: its recorded settings (every field of `Setting`
+    as recorded, so that two runs that differ in any of them are two settings), max trials
+    seen."""
     rows = frame[frame["experiment"] == name]
     settings = []
-    names = [*SETTING_FIELDS, "generator"]
+    names = list(RECORDED_FIELDS)
     for record in rows[names].drop_duplicates().itertuples(index=False):
         values = {f: (None if pd.isna(v) else v) for f, v in zip(names, record)}
         for key in ("N", "m", "gamma"):

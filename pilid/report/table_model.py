@@ -3,7 +3,8 @@ trials, marks, the paper's value beside ours) rendered as LaTeX (booktabs) and M
 ``write_tables``, which writes every table and the paper-vs-ours comparison files.
 
 Cells show ``mean \\pm std`` over trials (sample std, ddof=1) with 4 decimals; ``--`` when nothing
-was run; a dagger and the trial count when fewer trials than configured were found. The best
+was run; a dagger and the trial count when fewer trials than configured were found (for an
+experiment without a config, fewer than the cell with the most: `Table.short_note`). The best
 value per column is bold (lowest MSE, highest AUC/R^2); ties are judged at the displayed
 precision: every cell whose mean prints the same 4 decimals as the best is bold.
 """
@@ -153,6 +154,8 @@ class Table:
     trials: int = 0
     #: the records behind the cells (one row per trial; ``value`` is the cell's metric)
     records: pd.DataFrame | None = field(default=None, compare=False, repr=False)
+    #: what the dagger of a short cell means (None: fewer trials than configured)
+    short_note: str | None = None
 
     def __post_init__(self) -> None:
         """Forget the paper table when no cell has a paper value (e.g. a smoke run)."""
@@ -181,9 +184,10 @@ class Table:
             )
         if self._any(lambda c: c.short):
             dagger = r"$^\dagger$" if tex else "†"
-            notes.append(
-                f"{dagger}: reduced run, fewer trials than configured (run/configured in brackets)."
+            meaning = self.short_note or (
+                "reduced run, fewer trials than configured (run/configured in brackets)"
             )
+            notes.append(f"{dagger}: {meaning}.")
         if self._any(lambda c: c.missing):
             notes.append("--: not run yet.")
         if self.paper_table:

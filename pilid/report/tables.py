@@ -11,7 +11,15 @@ One table per paper table (Section 4 and the supplementary material):
   over m; the better initialisation of each pair in bold, with ``*``/``**`` when a paired t-test
   by trial seed is significant at 10%/5% (Table 2). The same layout gives the shape-fidelity table
   (centred R^2 of learned vs true shapes; beyond the paper).
-- ``real_data``: rows = models, columns = data sets (Table 3).
+- ``real_data``: rows = models, columns = data sets (Table 3); the same layout for an experiment
+  without a config of its own (``adhoc`` runs, a user's models and tables).
+
+A cell of a ``sim`` or ``real`` table holds one setting's trials, never two: a row is a model
+setting (`MODEL_FIELDS`), a column of Table 3's layout a data setting (`DATA_FIELDS`), and
+every field of a setting is in one of the two. Where two rows or columns would read the same
+(a data set run as regression and as classification, at two N, two files of one name) their
+labels add what tells them apart (``synthetic classification N=500``, ``sha256 1a2b3c4d``).
+Table 2's cells pool the values of m by its stated rule (`pair_table`).
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from pilid.report.labels import (
     model_label,
 )
 from pilid.report.paper import paper_results
-from pilid.report.records import ExperimentGrid, notice, select_records
+from pilid.report.records import ExperimentGrid, Setting, notice, select_records
 from pilid.report.stats import paired_by_seed, seed_means
 from pilid.report.table_model import Cell, Header, Table, mark_best
 
@@ -86,6 +94,101 @@ def _trials(count: int) -> str:
     return f"{count} trial" + ("" if count == 1 else "s")
 
 
+# -- rows and columns: one setting per cell ---------------------------------------------------
+#: The fields of a `Setting` that say which data a column of Table 3's layout holds.
+DATA_FIELDS = ("dataset", "task", "N", "m", "generator", "sha256")
+#: The fields of a `Setting` that say which model a row stands for.
+MODEL_FIELDS = ("model", "gamma", "gamma_rule", "init", "smoothness")
+
+
+def _key(setting: Setting, names: tuple[str, ...]) -> tuple:
+    return tuple(getattr(setting, name) for name in names)
+
+
+def _sortable(key: tuple) -> tuple:
+    """A key of fields that may be None, in an order Python can sort (None first)."""
+    return tuple((0, "") if value is None else (1, value) for value in key)
+
+
+def _part(name: str, value) -> str | None:
+    """How a label names one field that tells it from another of the same text."""
+    if name == "sha256":
+        return f"sha256 {str(value)[:8]}" if value else "sha256 none"
+    if name == "generator":
+        return f"generator={value or 'legendre'}"
+    if value is None:
+        return None
+    if name in ("dataset", "task"):
+        return str(value)
+    return f"{'gamma' if name == 'gamma_rule' else name}={value}"
+
+
+def _told_apart(labels: list[str], keys: list[tuple], names: tuple[str, ...]) -> list[str]:
+    """Each label, followed by the fields of its key that differ among the keys of the same
+    label (only where two keys share one)."""
+    out = []
+    for label, key in zip(labels, keys):
+        same = [k for text, k in zip(labels, keys) if text == label]
+        parts = [
+            _part(name, key[i])
+            for i, name in enumerate(names)
+            if len(same) > 1 and len({k[i] for k in same}) > 1
+        ]
+        out.append(" ".join([label, *(p for p in parts if p)]))
+    return out
+
+
+def _model_order(key: tuple) -> tuple:
+    """The paper's model order, then gamma, its rule, the initialisation (the paper's first),
+    the smoothness."""
+    model, gamma, rule, init, smoothness = key
+    inits = INIT_ORDER.index(init) if init in INIT_ORDER else len(INIT_ORDER)
+    return (_row_sort_key(model, gamma), _sortable((rule,)), inits, _sortable((init, smoothness)))
+
+
+def _model_rows(settings, task: str | None = None, always_gamma: bool = False):
+    """The rows of a table: one per model setting (`MODEL_FIELDS`; the paper's model order),
+    their ``(model, gamma)`` and labels. A model names its gamma (``PiLiD-5``) where
+    ``always_gamma`` or where it has rows of several gammas (PiLiB's library defaults fix gamma=5
+    and read "PiLiB (library defaults)"); rows that would still read the same add what tells
+    them apart (``init=gaussian``)."""
+    keys = sorted({_key(s, MODEL_FIELDS) for s in settings}, key=_model_order)
+    gammas: dict = {}
+    for key in keys:
+        gammas.setdefault(key[0], set()).add(key[1])
+    labels = [
+        model_label(k[0], k[1], task, with_gamma=always_gamma or len(gammas[k[0]]) > 1)
+        for k in keys
+    ]
+    return keys, [(k[0], k[1]) for k in keys], _told_apart(labels, keys, MODEL_FIELDS)
+
+
+def _data_columns(settings):
+    """The columns of Table 3's layout: one per data setting (`DATA_FIELDS`; the paper's data
+    sets first), each column's name (its data set, plus what tells it from the other columns
+    of that data set, e.g. ``synthetic classification N=500``) and label (the same with the
+    data set's label)."""
+    keys = sorted(
+        {_key(s, DATA_FIELDS) for s in settings},
+        key=lambda k: (
+            DATASET_ORDER.index(k[0]) if k[0] in DATASET_ORDER else len(DATASET_ORDER),
+            str(k[0]),
+            _sortable(k[1:]),
+        ),
+    )
+    names = _told_apart([str(k[0]) for k in keys], keys, DATA_FIELDS)
+    labels = _told_apart([DATASET_LABELS.get(k[0], str(k[0])) for k in keys], keys, DATA_FIELDS)
+    return keys, names, labels
+
+
+def _where(settings, *fields: tuple[str, ...]) -> dict[tuple, list[int]]:
+    """(key of each group of ``fields``) -> the indices of the settings with those values."""
+    cells: dict[tuple, list[int]] = {}
+    for index, setting in enumerate(settings):
+        cells.setdefault(tuple(_key(setting, f) for f in fields), []).append(index)
+    return cells
+
+
 # -- the table kinds --------------------------------------------------------------------------
 def sim_tables(
     selected: pd.DataFrame, grid: ExperimentGrid, paper: pd.DataFrame | None = None
@@ -98,15 +201,17 @@ def sim_tables(
     tables = []
     for N in sorted({s.N for s in settings if s.N is not None}):
         members = [(i, s) for i, s in enumerate(settings) if s.N == N]
-        row_keys = sorted({(s.model, s.gamma) for _, s in members}, key=lambda k: _row_sort_key(*k))
+        models, row_keys, labels = _model_rows([s for _, s in members], task, always_gamma=True)
         column_keys = sorted({s.m for _, s in members})
         paper_table = _sim_paper_table(paper, task, N)
+        where: dict[tuple, list[int]] = {}
+        for i, s in members:
+            where.setdefault((_key(s, MODEL_FIELDS), s.m), []).append(i)
         cells = []
-        for model, gamma in row_keys:
-            label = model_label(model, gamma, task)
+        for model, label in zip(models, labels):
             row = []
             for m in column_keys:
-                index = [i for i, s in members if (s.model, s.gamma, s.m) == (model, gamma, m)]
+                index = where.get((model, m), [])
                 cell = Cell.of(_values(selected, index)["value"], grid.trials)
                 _set_paper(cell, paper, paper_table, label, f"m={m}", key_N=N)
                 row.append(cell)
@@ -125,7 +230,7 @@ def sim_tables(
                 f"(experiment `{grid.name}`). The number after PiLiD is gamma.",
                 corner=Header(r"\# features", "# features"),
                 columns=[Header.plain(m) for m in column_keys],
-                rows=[Header.model(model_label(mo, g, task)) for mo, g in row_keys],
+                rows=[Header.model(label) for label in labels],
                 cells=cells,
                 trials_note=f"{_trials(grid.trials)} per cell",
                 best_rule=f"{'Lowest' if lower else 'Highest'} {name} per column",
@@ -247,25 +352,22 @@ def fidelity_table(fidelity: pd.DataFrame, grid: ExperimentGrid) -> Table:
     )
 
 
-def _model_rows(settings) -> tuple[list, list, set]:
-    """The layout of Table 3 and Table 3+: the data sets (paper order first), the (model, gamma)
-    rows, and the models with several rows (only those name their gamma, e.g. "PiLiD-5"; PiLiB's
-    library defaults fix gamma=5 and read "PiLiB (library defaults)")."""
-    datasets = sorted(
-        {s.dataset for s in settings},
-        key=lambda d: (DATASET_ORDER.index(d) if d in DATASET_ORDER else len(DATASET_ORDER), d),
-    )
-    row_keys = sorted({(s.model, s.gamma) for s in settings}, key=lambda k: _row_sort_key(*k))
-    repeated = {m for m, _ in row_keys if sum(1 for mo, _ in row_keys if mo == m) > 1}
-    return datasets, row_keys, repeated
+def _short_note(grid: ExperimentGrid) -> str | None:
+    """The dagger's meaning for a grid of records (no configured trials): None for the default."""
+    if not grid.from_records:
+        return None
+    return "fewer trials than the cell with the most (its trials/that most in brackets)"
 
 
 def real_table(
     selected: pd.DataFrame, grid: ExperimentGrid, paper: pd.DataFrame | None = None
 ) -> Table:
-    """Table 3: rows = models, columns = data sets (each with its own metric)."""
+    """Table 3: rows = models, columns = data sets (each with its own metric); a data set with
+    settings of two tasks, sizes or files has a column for each (see the module)."""
     settings = grid.settings
-    datasets, row_keys, repeated = _model_rows(settings)
+    models, row_keys, labels = _model_rows(settings)
+    columns, names, column_labels = _data_columns(settings)
+    where = _where(settings, MODEL_FIELDS, DATA_FIELDS)
     paper_defaults = (
         {}
         if paper is None
@@ -273,32 +375,27 @@ def real_table(
             paper[paper["table"] == "tab-predictive"][["column", "metric"]].drop_duplicates().values
         )
     )
-    metrics = {}
-    for dataset in datasets:
-        index = [i for i, s in enumerate(settings) if s.dataset == dataset]
-        default = paper_defaults.get(dataset, "auc")
-        metrics[dataset] = _metric(_values(selected, index), None, default)
+    metrics = []
+    for column in columns:
+        index = [i for i, s in enumerate(settings) if _key(s, DATA_FIELDS) == column]
+        default = paper_defaults.get(column[0]) or TASK_METRIC.get(column[1] or "", "auc")
+        metrics.append(_metric(_values(selected, index), None, default))
     cells = []
-    for model, gamma in row_keys:
-        label = model_label(model, gamma, with_gamma=model in repeated)
+    for model, label in zip(models, labels):
         row = []
-        for dataset in datasets:
-            index = [
-                i
-                for i, s in enumerate(settings)
-                if (s.model, s.gamma, s.dataset) == (model, gamma, dataset)
-            ]
-            cell = Cell.of(_values(selected, index)["value"], grid.trials)
-            _set_paper(cell, paper, "tab-predictive", label, dataset)
+        for column, name in zip(columns, names):
+            cell = Cell.of(_values(selected, where.get((model, column), []))["value"], grid.trials)
+            if name == column[0]:  # the data set's only column: the paper's value, if any
+                _set_paper(cell, paper, "tab-predictive", label, column[0])
             row.append(cell)
         cells.append(row)
-    for dataset, column in zip(datasets, zip(*cells)):
-        mark_best(list(column), LOWER_IS_BETTER.get(metrics[dataset], True))
-    columns = [
-        Header.plain(f"{DATASET_LABELS.get(d, d)} ({METRIC_NAMES.get(metrics[d], metrics[d])})")
-        for d in datasets
+    for metric, column in zip(metrics, zip(*cells)):
+        mark_best(list(column), LOWER_IS_BETTER.get(metric, True))
+    headers = [
+        Header.plain(f"{label} ({METRIC_NAMES.get(metric, metric)})")
+        for label, metric in zip(column_labels, metrics)
     ]
-    paper_table = "tab-predictive" if set(datasets) & set(DATASET_ORDER) else None
+    paper_table = "tab-predictive" if {c[0] for c in columns} & set(DATASET_ORDER) else None
     if grid.from_records:  # not a paper table: the models and data sets the records hold
         title_tex = f"Predictive performance (experiment \\texttt{{{latex_escape(grid.name)}}})."
         title_md = f"Predictive performance (experiment `{grid.name}`)."
@@ -315,16 +412,17 @@ def real_table(
         title_tex=title_tex,
         title_md=title_md,
         corner=Header("", ""),
-        columns=columns,
-        rows=[Header.model(model_label(m, g, with_gamma=m in repeated)) for m, g in row_keys],
+        columns=headers,
+        rows=[Header.model(label) for label in labels],
         cells=cells,
         trials_note=f"{_trials(grid.trials)} per cell",
         best_rule="Best per column (lowest MSE, highest AUC)",
         paper_table=paper_table,
         row_keys=row_keys,
-        column_keys=datasets,
+        column_keys=names,
         trials=grid.trials,
         records=selected,
+        short_note=_short_note(grid),
     )
 
 
@@ -332,32 +430,29 @@ def peers_table(selected: pd.DataFrame, grid: ExperimentGrid) -> Table:
     """Table 3+ (today's peers, beyond the paper): rows = models, and per data set two columns: the
     metric (mean ± std over trials, best bold) and the fit seconds per trial (mean ± std)."""
     settings = grid.settings
-    datasets, row_keys, repeated = _model_rows(settings)
-    metrics = {}
-    for dataset in datasets:
-        index = [i for i, s in enumerate(settings) if s.dataset == dataset]
-        metrics[dataset] = _metric(_values(selected, index), None, "auc")
+    models, row_keys, labels = _model_rows(settings)
+    columns, names, column_labels = _data_columns(settings)
+    where = _where(settings, MODEL_FIELDS, DATA_FIELDS)
+    metrics = []
+    for column in columns:
+        index = [i for i, s in enumerate(settings) if _key(s, DATA_FIELDS) == column]
+        default = TASK_METRIC.get(column[1] or "", "auc")
+        metrics.append(_metric(_values(selected, index), None, default))
     cells = []
-    for model, gamma in row_keys:
+    for model in models:
         row = []
-        for dataset in datasets:
-            index = [
-                i
-                for i, s in enumerate(settings)
-                if (s.model, s.gamma, s.dataset) == (model, gamma, dataset)
-            ]
-            values = _values(selected, index)
+        for column in columns:
+            values = _values(selected, where.get((model, column), []))
             row.append(Cell.of(values["value"], grid.trials))
             seconds = values["fit_seconds"] if "fit_seconds" in values else []
             row.append(Cell.of(seconds, grid.trials, n=len(values)))
         cells.append(row)
-    columns = list(zip(*cells))
-    for position, dataset in enumerate(datasets):
-        mark_best(list(columns[2 * position]), LOWER_IS_BETTER.get(metrics[dataset], True))
+    cell_columns = list(zip(*cells))
+    for position, metric in enumerate(metrics):
+        mark_best(list(cell_columns[2 * position]), LOWER_IS_BETTER.get(metric, True))
     headers = []
-    for dataset in datasets:
-        label = DATASET_LABELS.get(dataset, dataset)
-        headers.append(Header.plain(f"{label} ({METRIC_NAMES.get(metrics[dataset])})"))
+    for label, metric in zip(column_labels, metrics):
+        headers.append(Header.plain(f"{label} ({METRIC_NAMES.get(metric)})"))
         headers.append(Header.plain(f"{label} fit s"))
     return Table(
         name=grid.name,
@@ -369,14 +464,15 @@ def peers_table(selected: pd.DataFrame, grid: ExperimentGrid) -> Table:
         "the machine of the records.",
         corner=Header("", ""),
         columns=headers,
-        rows=[Header.model(model_label(m, g, with_gamma=m in repeated)) for m, g in row_keys],
+        rows=[Header.model(label) for label in labels],
         cells=cells,
         trials_note=f"{_trials(grid.trials)} per cell",
         best_rule="Best accuracy per data set (lowest MSE, highest AUC)",
         row_keys=row_keys,
-        column_keys=[(d, part) for d in datasets for part in ("metric", "fit_seconds")],
+        column_keys=[(name, part) for name in names for part in ("metric", "fit_seconds")],
         trials=grid.trials,
         records=selected,
+        short_note=_short_note(grid),
     )
 
 
