@@ -119,6 +119,10 @@ def test_the_runner_gives_nan_to_the_models_that_take_it(tmp_path, caplog):
     pilid = run_setting(_table_run(path, results, *tiny_pilid))
     assert {r["N"] for r in pilid.records} == {N_ROWS - 2}  # every row with a target
     assert all(np.isfinite(r["value"]) for r in pilid.records)
+    tiny_ebm = ["model=ebm", "model.outer_bags=1", "model.max_rounds=50", "model.cores=1"]
+    ebm = run_setting(_table_run(path, results, *tiny_ebm))  # EBM bins NaN on its own
+    assert {r["N"] for r in ebm.records} == {N_ROWS - 2}
+    assert all(np.isfinite(r["value"]) for r in ebm.records)
     with caplog.at_level(logging.INFO, logger="pilid.data"):
         linear = run_setting(_table_run(path, results, "model=linear"))
     assert "rule 'missing value' removed 20 of 158 rows (model=linear takes no NaN)" in caplog.text

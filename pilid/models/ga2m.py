@@ -51,10 +51,18 @@ class GA2MBase(BaseEstimator):
     ``fit(X, y, sample_weight)`` hands the weights to EBM's own ``fit(..., sample_weight)``
     (weighted boosting, weighted bins and validation metric; EBM's bags and validation split
     draw rows, so whole-number weights are not the same as repeated rows). EBM refuses a
-    weight of 0: those rows are dropped first, as if absent.
+    weight of 0: those rows are dropped first, as if absent. A missing value (NaN) goes to EBM
+    as it comes (its own bin of each shape function); inf is refused.
     """
 
     _ebm_class = "ExplainableBoostingRegressor"
+
+    def __sklearn_tags__(self):
+        """scikit-learn's tags: NaN in X is a missing value EBM bins on its own."""
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
     _parameter_constraints = {
         "interactions": [
             Whole(0),
@@ -172,7 +180,7 @@ class GA2MBase(BaseEstimator):
 
     def _X(self, X) -> np.ndarray:
         check_is_fitted(self, "ebm_")
-        return validate_data(self, X, reset=False, dtype=np.float64)
+        return validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan")
 
     def term_names(self) -> list[str]:
         """Names of the fitted terms: features, then the chosen pairs as 'a & b'."""
@@ -235,7 +243,9 @@ class GA2MRegressor(RegressorMixin, GA2MBase):  # noqa: D101 (its __doc__ is ass
 
     def fit(self, X, y, sample_weight=None):
         """Fit the EBM on (X, y), ``sample_weight`` (n,) passed to EBM's fit. Returns self."""
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        X, y = validate_data(
+            self, X, y, dtype=np.float64, y_numeric=True, ensure_all_finite="allow-nan"
+        )
         return self._fit_ebm(X, np.asarray(y, dtype=np.float64), sample_weight)
 
     def predict(self, X) -> np.ndarray:
@@ -257,7 +267,7 @@ class GA2MClassifier(LogitClassifierMixin, GA2MBase):  # noqa: D101 (its __doc__
     def fit(self, X, y, sample_weight=None):
         """Fit the EBM on (X, y) (binary labels), ``sample_weight`` (n,) passed to EBM's fit.
         Returns self."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_all_finite="allow-nan")
         return self._fit_ebm(X, binary_target(self, y), sample_weight)
 
     def decision_function(self, X) -> np.ndarray:
