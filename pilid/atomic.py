@@ -11,6 +11,13 @@ file behind; no reader of pilid looks at those.
 
 The new file gets the old one's permission bits, or for a new file the ones ``open()`` would
 give it (0o666 less the umask).
+
+A build of several files that belong together (the report's tables, its figures) goes through
+``staged_folder(folder)``: every file is written into a hidden folder beside ``folder``
+(``.<name>.<pid>.<random>.staging``), and only once all are written are they moved into
+``folder``, one ``os.replace`` each, while SIGINT, SIGTERM and SIGHUP wait (``signals_deferred``).
+An interrupt or an error while the files are written removes the hidden folder and leaves
+``folder`` as it was: its files are all of the old build or all of the new one, never a mix.
 """
 
 from __future__ import annotations
@@ -19,7 +26,10 @@ import contextlib
 import errno
 import os
 import secrets
+import shutil
+import signal
 import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -91,6 +101,95 @@ def write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> P
     if os.linesep != "\n":  # pragma: no cover - Windows
         text = text.replace("\n", os.linesep)
     return write_bytes(path, text.encode(encoding))
+
+
+#: The signals ``signals_deferred`` holds back (where the platform has them).
+DEFERRED_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT, SIGTERM and SIGHUP back while the block runs (a few renames): a signal that
+    arrives meanwhile is noted and raised again, to the handler it had, once the block is done.
+    Python runs signal handlers in the main thread, so the block cannot be cut there; elsewhere
+    (another thread) this is a no-op. Signals the process ignores stay ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {}
+    for signum in DEFERRED_SIGNALS:
+        handler = signal.getsignal(signum)
+        if handler not in (signal.SIG_IGN, None):
+            previous[signum] = signal.signal(signum, lambda number, frame: caught.append(number))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if caught:
+            signal.raise_signal(caught[0])
+
+
+def staging_name(folder: str | os.PathLike) -> Path:
+    """A fresh hidden folder path beside ``folder`` (``.<name>.<pid>.<random>.staging``)."""
+    folder = Path(os.path.abspath(folder))  # "." and "tables/" have a name too
+    return folder.with_name(f".{folder.name}.{os.getpid()}.{secrets.token_hex(4)}.staging")
+
+
+@contextlib.contextmanager
+def staged_folder(folder: str | os.PathLike) -> Iterator[Path]:
+    """Yield a hidden folder beside ``folder`` (inside it where its parent is not writable) to
+    write a whole build's files into; on a clean exit they are moved into ``folder`` (created if
+    missing; files of its own that the build does not write stay), on an exception (an
+    interrupt included) the hidden folder is removed and ``folder`` is untouched.
+
+    The moves run under ``signals_deferred``, so a SIGINT/SIGTERM/SIGHUP cannot leave some files
+    old and some new; only a SIGKILL in those milliseconds could (and only a SIGKILL leaves a
+    hidden folder behind). A moved file keeps the permission bits of the file it replaces.
+    Map the paths written in the hidden folder to their places with ``moved_path``.
+    """
+    folder = Path(folder)
+    staging = staging_name(folder)
+    try:
+        staging.mkdir(parents=True)
+    except OSError as error:  # `folder` writable in a parent that is not (--out /tmp): inside it
+        if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        folder.mkdir(parents=True, exist_ok=True)
+        staging = folder / staging.name
+        staging.mkdir()
+    try:
+        yield staging
+        with signals_deferred():
+            folder.mkdir(parents=True, exist_ok=True)
+            for source in sorted(p for p in staging.rglob("*") if p.is_file()):
+                _move_into(source, folder / source.relative_to(staging))
+            _fsync_directory(folder)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def moved_path(path: str | os.PathLike, staging: str | os.PathLike, folder) -> Path:
+    """Where ``path``, written under ``staging`` (``staged_folder``), lies in ``folder``."""
+    return Path(folder) / Path(path).relative_to(staging)
+
+
+def _move_into(source: Path, target: Path) -> None:
+    """Rename ``source`` over ``target`` (its permission bits kept); across file systems (a
+    ``folder`` that is a mount point), copy it beside ``target`` and rename that."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(OSError):
+        os.chmod(source, stat.S_IMODE(target.stat().st_mode))
+    try:
+        os.replace(source, target)
+    except OSError as error:
+        if error.errno != errno.EXDEV:
+            raise
+        with replacing(target) as temporary:
+            shutil.copyfile(source, temporary)
 
 
 def _fsync_file(path: Path) -> None:

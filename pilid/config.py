@@ -11,6 +11,7 @@ settings hash alike, and ``normalize_overrides`` does the same on the command li
 
 from __future__ import annotations
 
+import difflib
 import re
 import typing
 from collections.abc import Iterable, Mapping
@@ -106,10 +107,18 @@ def _whole(text: str) -> str:
     return text
 
 
-def composition_error(error: BaseException, overrides: Iterable[str] = ()) -> PilidError:
+def composition_error(
+    error: BaseException, overrides: Iterable[str] = (), config_dirs: Iterable[Path] = ()
+) -> PilidError:
     """Hydra's multi-line composition error (``Could not override 'model.gamm'``, ``Error
     merging override trials=abc``) as one line that names the key and the fix (``overrides``:
-    the command line's, to repeat the value typed)."""
+    the command line's, to repeat the value typed). A key or value refused inside a YAML file
+    (``In 'data/bost': ConfigKeyError raised while composing config``) is named with that file,
+    looked up in ``config_dirs`` (the ``--config-dir`` directories) and then ``conf/``
+    (``yaml_error``)."""
+    in_file = yaml_error(error, config_dirs)
+    if in_file is not None:
+        return in_file
     cause = error.__cause__ or error
     full_key = str(getattr(cause, "full_key", "") or "")
     message = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
@@ -133,6 +142,63 @@ def composition_error(error: BaseException, overrides: Iterable[str] = ()) -> Pi
         )
     first = str(error).splitlines()[0] if str(error) else message
     return PilidError(f"{first} {message}".strip() if first != message else message)
+
+
+#: Hydra's first line for an error inside a config file: ``In 'data/bost': ConfigKeyError ...``.
+_IN_FILE = re.compile(r"In '([^']+)': (\w+) raised while composing config")
+
+
+def config_file(option: str, config_dirs: Iterable[Path] = ()) -> Path:
+    """The YAML file of the config ``option`` (``data/bost``): in the first of ``config_dirs``
+    that has it, else in ``conf/`` (the path it would have there when neither has it)."""
+    for directory in (*config_dirs, CONF_DIR):
+        path = Path(directory) / f"{option}.yaml"
+        if path.is_file():
+            return path
+    return CONF_DIR / f"{option}.yaml"
+
+
+def yaml_error(error: BaseException, config_dirs: Iterable[Path] = ()) -> PilidError | None:
+    """One line for a key the schema lacks (``targt:``) or a value of the wrong type written in
+    a YAML file (of the user's ``--config-dir`` or of ``conf/``), naming the file, the key, the
+    closest valid key or the type wanted, and the fix; None for any other error."""
+    found = _IN_FILE.match(str(error))
+    cause = error.__cause__ or error.__context__
+    full_key = str(getattr(cause, "full_key", "") or "")
+    if found is None or not full_key:
+        return None
+    option = found[1]
+    group = option.split("/", 1)[0]
+    path = config_file(option, config_dirs)
+    key = full_key[len(group) + 1 :] if full_key.startswith(f"{group}.") else full_key
+    where = f"{path} ({group}={option.split('/', 1)[-1]})" if group in SECTIONS else str(path)
+    kind = type(cause).__name__
+    if kind in ("ConfigAttributeError", "ConfigKeyError"):
+        section, _, _ = full_key.rpartition(".")
+        schema = getattr(cause, "object_type", None)
+        if section == "train":
+            types = section_fields("train")
+        elif section in SECTIONS:
+            types = section_fields(section, _schema_name(schema)) or {}
+        else:
+            types = section_fields("run") if not section else {}
+        valid = [k for k in types if k not in ("name", "regressor", "classifier")]
+        last = full_key.rpartition(".")[2]
+        close = difflib.get_close_matches(last, valid, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        listed = f"valid keys: {', '.join(valid)}; " if valid else ""
+        return PilidError(
+            f"unknown key {key!r} in {where}; {hint}{listed}correct or remove {key} in that file"
+        )
+    if kind == "ValidationError":
+        message = str(cause).splitlines()[0] if str(cause) else kind
+        value = getattr(cause, "value", None)
+        wanted = next((fix for word, fix in _KINDS.items() if word in message), "<value>")
+        shown = f" {value!r}" if value is not None else ""
+        return PilidError(
+            f"{key}:{shown} in {where} is invalid: {message}; write {key}: {wanted} in that file"
+        )
+    return None
 
 
 #: The fix for OmegaConf's "could not be converted to <type>", in the command line's words.

@@ -7,13 +7,13 @@ anything heavy, and they never outlive the process that started them:
 
 - an exception or interrupt in the parent (Ctrl-C, SIGTERM turned into an exception by the
   runner, a closed iterator) kills every worker at once, before it is re-raised;
-- Ctrl-C in a terminal reaches the whole process group: workers ignore SIGINT and leave the
-  clean-up to the parent;
+- Ctrl-C in a terminal, and SIGHUP when the terminal closes, reach the whole process group:
+  workers ignore SIGINT and SIGHUP and leave the clean-up to the parent;
 - a worker whose parent dies without cleaning up (SIGKILL) notices within half a second that it
   has been re-parented and exits;
-- SIGINT is blocked in the parent while it starts the workers, so that a Ctrl-C in the moment a
-  worker boots (before it can ignore SIGINT) waits for the parent instead of printing the
-  worker's traceback;
+- SIGINT, SIGTERM and SIGHUP are blocked in the parent while it starts the workers, so that a
+  signal in the moment a worker boots (before it can ignore it) waits for the parent instead of
+  printing the worker's traceback;
 - the pool also starts inside a process that another library started with its own start method
   (a worker of the ``pilid_joblib`` launcher: joblib's loky), where spawned children used to fail
   with ``cannot find context for 'loky'``.
@@ -52,8 +52,14 @@ WORKER_ENV = "PILID_WORKER"
 #: The start methods of the standard library; a process started by another library may carry
 #: its own (loky's ``loky``), which a plain spawned child cannot look up.
 _STDLIB_START_METHODS = ("fork", "spawn", "forkserver")
-#: Signals that stop a run; blocked while worker processes start (they inherit the mask).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: Signals that stop a run (SIGHUP: the terminal or the ssh session closed); blocked while
+#: worker processes start (they inherit the mask).
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+#: The stop signals a worker leaves to the process that started it (it ignores them): Ctrl-C
+#: and a hang-up reach the whole process group, and the parent stops the workers.
+PARENT_SIGNALS = tuple(s for s in STOP_SIGNALS if s != signal.SIGTERM)
 
 
 def in_worker() -> bool:
@@ -86,14 +92,41 @@ def signals_blocked(signals=STOP_SIGNALS) -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+def handled_signals(signals=STOP_SIGNALS) -> tuple[int, ...]:
+    """The signals of ``signals`` that this process does not ignore: a run started under
+    ``nohup`` (SIGHUP ignored) or as a background job of a script (SIGINT ignored) keeps them
+    ignored, and a blocked signal would otherwise be taken by ``sigtimedwait`` all the same."""
+    return tuple(s for s in signals if signal.getsignal(s) != signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def hangup_ignored() -> Iterator[None]:
+    """SIGHUP ignored while the block runs (main thread; elsewhere a no-op), so that helper
+    processes started inside it (multiprocessing's and loky's resource trackers, which ignore
+    SIGINT and SIGTERM but not SIGHUP) inherit the ignored disposition and survive a hang-up of
+    the process group: killed by it, they left loky's "leaked semlock" warnings (and
+    relaunch warnings) behind the run's one line."""
+    hup = getattr(signal, "SIGHUP", None)
+    if hup is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(hup, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(hup, previous)
+
+
 def start_resource_tracker() -> None:
     """Start multiprocessing's resource tracker now if it is not running: the standard library
     starts it on the first pool or lock, with SIGINT and SIGTERM unblocked after it in the
-    calling thread, which would undo ``signals_blocked``."""
+    calling thread, which would undo ``signals_blocked``. It starts with SIGHUP ignored
+    (``hangup_ignored``)."""
     if os.name == "posix":
         from multiprocessing import resource_tracker
 
-        resource_tracker.ensure_running()
+        with hangup_ignored():
+            resource_tracker.ensure_running()
 
 
 def unblock_signals(signals=STOP_SIGNALS) -> None:
@@ -225,7 +258,8 @@ def torch_threads(n: int) -> Iterator[None]:
 
 
 def _init_worker(parent_pid: int) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    for signum in PARENT_SIGNALS:  # Ctrl-C and a hang-up are the parent's to handle
+        signal.signal(signum, signal.SIG_IGN)
     unblock_signals()  # started with them blocked (``signals_blocked``)
     mark_worker()
     os.environ.update({name: "1" for name in THREAD_ENV})

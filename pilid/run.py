@@ -45,7 +45,7 @@ def main(cfg: DictConfig) -> float | None:
         summary = run_setting(cfg)
     except PilidError as error:
         _fail(error)
-    except interrupts.RunInterrupted as stop:  # SIGINT / SIGTERM: finished trials are kept
+    except interrupts.RunInterrupted as stop:  # SIGINT/SIGTERM/SIGHUP: finished trials kept
         interrupts.exit_interrupted(stop.signum, stop)
     print(summary.line, flush=True)
     return summary.mean
@@ -87,7 +87,8 @@ def check_composition(args: list[str]) -> None:
         overrides = first_values(task)
     except Exception:  # a syntax error: Hydra's own message names it
         return
-    dirs = [str(d.resolve()) for d in user_config_dirs(args)]
+    given = user_config_dirs(args)
+    dirs = [str(d.resolve()) for d in given]
     search = [f"hydra.searchpath=[{','.join('file://' + d for d in dirs)}]"] if dirs else []
     GlobalHydra.instance().clear()
     try:
@@ -96,7 +97,7 @@ def check_composition(args: list[str]) -> None:
                 compose("config", overrides=[*search, *overrides])
             except Exception as error:
                 _check_added_key(compose, search, overrides, error)
-                raise composition_error(error, overrides) from error
+                raise composition_error(error, overrides, given) from error
     finally:
         GlobalHydra.instance().clear()
 
@@ -129,7 +130,8 @@ def _check_added_key(compose, search: list[str], overrides: list[str], error: Ex
 
 
 def cli() -> None:
-    """``python -m pilid.run``: SIGINT/SIGTERM at any moment end it with one line (exit 130/143)."""
+    """``python -m pilid.run``: SIGINT/SIGTERM/SIGHUP at any moment end it with one line (exit
+    130/143/129)."""
     from pilid.experiments.interrupts import exit_on_interrupt
 
     with exit_on_interrupt():

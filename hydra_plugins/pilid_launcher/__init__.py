@@ -24,13 +24,18 @@ processes as that plugin does, with these differences:
   * Ctrl-C: joblib stopped the workers, but the runner printed Hydra's traceback, each
     training worker its own line, and multiprocessing's resource tracker a warning about the
     semaphores of the killed workers (tqdm's lock): about 40 lines.
-- How: the runner blocks SIGINT and SIGTERM while the sweep runs, so that the workers it starts
-  inherit them blocked (a signal in the moment a worker boots cannot print its traceback); a
-  thread of the runner takes the signals (``sigtimedwait``) and raises the first one in the main
-  thread, where joblib aborts (SIGKILL to each worker's process tree) and the launcher kills
-  whatever descendant is left. Each worker, set up by ``_init_worker`` before its first job,
-  ignores SIGINT (the runner handles Ctrl-C), ends at once on SIGTERM (killing its own children
-  first), and ends within half a second when the runner dies without cleaning up (SIGKILL).
+  * SIGHUP (the terminal or the ssh session closed) is a stop signal like SIGTERM (exit 129,
+    the line naming SIGHUP); it used to kill the runner and the resource trackers (which ignore
+    SIGINT and SIGTERM only) without a word, leaving loky's "leaked semlock" warnings. Under
+    ``nohup`` SIGHUP stays ignored.
+- How: the runner blocks SIGINT, SIGTERM and SIGHUP while the sweep runs, so that the workers
+  it starts inherit them blocked (a signal in the moment a worker boots cannot print its
+  traceback); a thread of the runner takes the signals (``sigtimedwait``) and raises the first
+  one in the main thread, where joblib aborts (SIGKILL to each worker's process tree) and the
+  launcher kills whatever descendant is left. The resource trackers start with SIGHUP ignored.
+  Each worker, set up by ``_init_worker`` before its first job, ignores SIGINT and SIGHUP (the
+  runner handles them), ends at once on SIGTERM (killing its own children first), and ends
+  within half a second when the runner dies without cleaning up (SIGKILL).
 - *Paper-size settings work.* A worker is marked ``pilid.parallel.in_worker()``, so a setting's
   blocks of trials train one after the other inside it (``train.n_jobs=auto`` resolves to 1:
   the launcher already gives each setting a core) with the numbers of a sequential run; an
@@ -184,9 +189,9 @@ def _init_worker(runner: int) -> None:
     """Set up a loky worker of the runner ``runner`` (once; not in the runner itself, where
     joblib runs the jobs when ``n_jobs`` is 1): SIGINT ignored, SIGTERM ends it and its children
     at once, it ends when the runner dies, and it holds no multiprocessing semaphore. It started
-    with SIGINT/SIGTERM blocked."""
+    with SIGINT/SIGTERM/SIGHUP blocked; SIGHUP is ignored like SIGINT."""
     global _worker_ready
-    from pilid.parallel import mark_worker, unblock_signals, watch_parent
+    from pilid.parallel import PARENT_SIGNALS, mark_worker, unblock_signals, watch_parent
 
     if _worker_ready or os.getpid() == runner:
         return
@@ -197,7 +202,8 @@ def _init_worker(runner: int) -> None:
     from tqdm import tqdm
 
     tqdm.set_lock(threading.RLock())
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in PARENT_SIGNALS:  # Ctrl-C and a hang-up reach the group: the runner's to handle
+        signal.signal(signum, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _end_worker)
     unblock_signals()
     watch_parent(runner, lambda: _end_worker(None, None, code=1))
@@ -263,10 +269,11 @@ def _raise_stop(error: BaseException, signum: int | None) -> None:
 
 
 class _RunnerSignals:
-    """While the sweep runs in the runner: SIGINT/SIGTERM blocked in its threads (the workers
-    it starts inherit the mask), taken by a thread that raises the first one in the main
-    thread (KeyboardInterrupt, or ``Terminated`` through the SIGTERM handler installed here).
-    Elsewhere than the main thread of a POSIX process, only the SIGTERM handler."""
+    """While the sweep runs in the runner: SIGINT/SIGTERM/SIGHUP blocked in its threads (the
+    workers it starts inherit the mask), taken by a thread that raises the first one in the main
+    thread (KeyboardInterrupt, or ``Terminated`` through the SIGTERM/SIGHUP handler installed
+    here). A signal the runner ignores (SIGHUP under ``nohup``) stays ignored. Elsewhere than the
+    main thread of a POSIX process, only the handlers."""
 
     def __init__(self) -> None:
         self.signum: int | None = None
@@ -274,31 +281,35 @@ class _RunnerSignals:
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
         self._mask = None
-        self._previous_term = None
+        self._signals: tuple[int, ...] = ()
+        self._previous: dict[int, Any] = {}
 
     def __enter__(self) -> _RunnerSignals:
         from pilid.experiments.interrupts import Terminated
-        from pilid.parallel import STOP_SIGNALS, start_resource_tracker
+        from pilid.parallel import handled_signals, hangup_ignored, start_resource_tracker
 
         if threading.current_thread() is not threading.main_thread():
             return self
-        self._previous_term = signal.getsignal(signal.SIGTERM)
-        if self._previous_term in (signal.SIG_DFL, None):
+        self._signals = handled_signals()
 
-            def handler(signum, frame):
-                raise Terminated(signum)
+        def handler(signum, frame):
+            raise Terminated(signum)
 
-            signal.signal(signal.SIGTERM, handler)
-        else:
-            self._previous_term = None  # somebody else's handler: keep it
+        for signum in self._signals:
+            previous = signal.getsignal(signum)
+            if signum != signal.SIGINT and previous in (signal.SIG_DFL, None):
+                self._previous[signum] = previous  # else somebody else's handler: keep it
+                signal.signal(signum, handler)
         if not (hasattr(signal, "pthread_sigmask") and hasattr(signal, "sigtimedwait")):
             return self
-        # starting a resource tracker unblocks the signals in this thread: start them first
+        # starting a resource tracker unblocks the signals in this thread: start them first,
+        # ignoring SIGHUP (a hang-up of the group must leave them to clean up after the sweep)
         start_resource_tracker()
         from joblib.externals.loky.backend.resource_tracker import ensure_running
 
-        ensure_running()
-        self._mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+        with hangup_ignored():
+            ensure_running()
+        self._mask = signal.pthread_sigmask(signal.SIG_BLOCK, self._signals)
         self._thread = threading.Thread(target=self._take, name="pilid-signals", daemon=True)
         self._thread.start()
         return self
@@ -306,10 +317,8 @@ class _RunnerSignals:
     def _take(self) -> None:
         import _thread
 
-        from pilid.parallel import STOP_SIGNALS
-
         while not self._done.is_set():
-            info = signal.sigtimedwait(STOP_SIGNALS, SIGNAL_POLL_SECONDS)
+            info = signal.sigtimedwait(self._signals, SIGNAL_POLL_SECONDS)
             if info is None or self.signum is not None:
                 continue
             self.signum = info.si_signo
@@ -326,5 +335,5 @@ class _RunnerSignals:
             self._thread.join()
         if self._mask is not None:
             signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
-        if self._previous_term is not None:
-            signal.signal(signal.SIGTERM, self._previous_term)
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)

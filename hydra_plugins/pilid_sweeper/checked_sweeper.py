@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from omegaconf import OmegaConf
 
-from pilid.config import check_config, composition_error, missing_names
+from pilid.config import check_config, composition_error, missing_names, user_config_dirs
 from pilid.errors import PilidError
 from pilid.experiments.interrupts import watch_settings
 
@@ -36,7 +36,8 @@ class CheckedSweeper(BasicSweeper):
                         self.config, list(overrides)
                     )
                 except Exception as error:  # the schema refused a key or a value's type
-                    raise composition_error(error, overrides) from error
+                    dirs = user_config_dirs(sys.argv[1:])  # to name a YAML file of theirs
+                    raise composition_error(error, overrides, dirs) from error
                 container = OmegaConf.to_container(cfg, resolve=False)
                 hydra_node = container.pop("hydra", None) or {}
                 choices = (hydra_node.get("runtime") or {}).get("choices") or {}
@@ -53,7 +54,11 @@ class CheckedSweeper(BasicSweeper):
                 )
                 sys.exit(2)
         if containers and OmegaConf.create(containers[0]).get("dry_run"):
-            _dry_run(containers)
+            try:
+                _dry_run(containers)
+            except PilidError as error:  # e.g. a records.jsonl that is a directory
+                print(f"pilid: error: {error}", file=sys.stderr)
+                sys.exit(2)
             sys.exit(0)
         # an interrupt's one line counts the recorded trials of every setting of the sweep
         watch_settings(containers, replace=False)
@@ -70,8 +75,7 @@ def _dry_run(containers: list[dict]) -> None:
         resolved = OmegaConf.to_container(OmegaConf.create(container), resolve=True)
         root = str(resolved["results_dir"])
         if root not in stores:
-            store = ResultStore(records_in(root))
-            stores[root] = store.records() if store.path.is_file() else []
+            stores[root] = ResultStore(records_in(root)).records()  # a directory: PilidError
         plan = plan_setting(resolved, records=stores[root])
         print(plan.line, flush=True)
         left += plan.trials - plan.recorded

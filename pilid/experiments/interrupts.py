@@ -1,11 +1,11 @@
 """Stopping a run: SIGINT/SIGTERM while trials train become ``RunInterrupted`` (the finished
 trials stay recorded, and the same command resumes).
 
-The command line (``pilid.run.cli``) runs under ``exit_on_interrupt``: SIGINT or SIGTERM at any
-moment of a run or a sweep (while a setting trains, between two settings, while Hydra starts or
-ends) ends it with one line, ``interrupted_line``, and exit code 130 / 143. In a ``-m`` sweep the
-line counts the trials recorded of every setting of the sweep (the sweeper registers them with
-``watch_settings``); in a single run, those of its setting.
+The command line (``pilid.run.cli``) runs under ``exit_on_interrupt``: SIGINT, SIGTERM or SIGHUP
+at any moment of a run or a sweep (while a setting trains, between two settings, while Hydra
+starts or ends) ends it with one line, ``interrupted_line``, and exit code 130 / 143 / 129. In
+a ``-m`` sweep the line counts the trials recorded of every setting of the sweep (the sweeper
+registers them with ``watch_settings``); in a single run, those of its setting.
 """
 
 from __future__ import annotations
@@ -34,35 +34,41 @@ class RunInterrupted(Exception):
 
 
 class Terminated(BaseException):
-    """SIGTERM (e.g. a Slurm time-out) while trials run; raised like KeyboardInterrupt."""
+    """SIGTERM (e.g. a Slurm time-out) or SIGHUP (the terminal closed) while trials run; raised
+    like KeyboardInterrupt."""
 
     def __init__(self, signum: int):
         super().__init__(signum)
         self.signum = signum
 
 
+#: The signals ``signals_as_exceptions`` turns into ``Terminated``: ``kill`` and a hang-up.
+TERMINATING = tuple(
+    getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
 @contextlib.contextmanager
 def signals_as_exceptions() -> Iterator[None]:
-    """Turn SIGTERM into ``Terminated`` while the block runs (main thread only, and only where
-    nobody else, e.g. submitit, handles SIGTERM already); SIGINT stays KeyboardInterrupt."""
+    """Turn SIGTERM and SIGHUP into ``Terminated`` while the block runs (main thread only, and
+    only where nobody else, e.g. submitit, handles the signal already, and where it is not
+    ignored: SIGHUP under ``nohup``); SIGINT stays KeyboardInterrupt."""
     import threading
 
-    installed = False
-    previous = None
+    previous = {}
     if threading.current_thread() is threading.main_thread():
-        previous = signal.getsignal(signal.SIGTERM)
-        if previous in (signal.SIG_DFL, None):
 
-            def handler(signum, frame):
-                raise Terminated(signum)
+        def handler(signum, frame):
+            raise Terminated(signum)
 
-            signal.signal(signal.SIGTERM, handler)
-            installed = True
+        for signum in TERMINATING:
+            if signal.getsignal(signum) in (signal.SIG_DFL, None):
+                previous[signum] = signal.signal(signum, handler)
     try:
         yield
     finally:
-        if installed:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, before in previous.items():
+            signal.signal(signum, before if before is not None else signal.SIG_DFL)
 
 
 #: The configs of the settings the command runs (a ``-m`` sweep: every job), for the line.
@@ -116,34 +122,47 @@ def recorded_counts(configs: Iterable[Any] | None = None) -> tuple[int, int] | N
     return done, total
 
 
-def interrupted_line(stop: RunInterrupted | None = None) -> str:
+def interrupted_line(stop: RunInterrupted | None = None, signum: int | None = None) -> str:
     """The one line of an interrupted command: the trials recorded of the watched settings
-    (of ``stop``'s setting when one setting or none is watched) and how to resume."""
+    (of ``stop``'s setting when one setting or none is watched) and how to resume. SIGHUP
+    (``signum``; nobody typed it) is named, with how a run outlives the terminal."""
     counts = None
     if stop is None or watched_settings() > 1:
         counts = recorded_counts()
     if counts is None and stop is not None:
         counts = (stop.recorded, stop.trials)
+    hangup = signum is not None and signum == getattr(signal, "SIGHUP", None)
+    why = " by SIGHUP (the terminal or session closed)" if hangup else ""
+    keep = " (under nohup, tmux or screen it outlives the terminal)" if hangup else ""
     if counts is None:
-        return "pilid: interrupted before a setting started; run the same command to resume"
+        return (
+            f"pilid: interrupted{why} before a setting started; run the same command to "
+            f"resume{keep}"
+        )
     done, total = counts
-    return f"pilid: interrupted: {done} of {total} trials recorded; run the same command to resume"
+    return (
+        f"pilid: interrupted{why}: {done} of {total} trials recorded; run the same command to "
+        f"resume{keep}"
+    )
 
 
 def exit_interrupted(signum: int, stop: RunInterrupted | None = None) -> None:
     """Print ``interrupted_line`` to stderr and exit with 128 + ``signum`` (130 Ctrl-C, 143
-    SIGTERM); a second SIGINT/SIGTERM meanwhile is ignored, so that the line comes out alone."""
+    SIGTERM, 129 SIGHUP); a second signal meanwhile is ignored, so that the line comes out
+    alone. A closed terminal cannot take the line: the exit code still says it."""
     with contextlib.suppress(ValueError):  # not the main thread: nothing to ignore there
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    print(interrupted_line(stop), file=sys.stderr, flush=True)
+        for other in (signal.SIGINT, *TERMINATING):
+            signal.signal(other, signal.SIG_IGN)
+    with contextlib.suppress(OSError):  # stderr on a terminal that hung up
+        print(interrupted_line(stop, int(signum)), file=sys.stderr, flush=True)
     sys.exit(128 + int(signum))
 
 
 @contextlib.contextmanager
 def exit_on_interrupt() -> Iterator[None]:
-    """Run a command (``pilid.run.cli``) so that SIGINT or SIGTERM at any moment ends it with
-    ``interrupted_line`` and exit code 130 / 143 instead of a traceback or a silent death."""
+    """Run a command (``pilid.run.cli``) so that SIGINT, SIGTERM or SIGHUP at any moment ends it
+    with ``interrupted_line`` and exit code 130 / 143 / 129 instead of a traceback or a silent
+    death."""
     try:
         with signals_as_exceptions():
             yield

@@ -105,8 +105,8 @@ def plan_setting(cfg: DictConfig | Mapping[str, Any], records=None) -> Plan:
     config = normalize_config(config)
     sid = setting_id(config)
     store = ResultStore(records_in(config["results_dir"]))
-    if records is None:
-        records = store.records() if store.path.is_file() else []
+    if records is None:  # none yet: []; a directory or an unreadable file: one PilidError line
+        records = store.records()
     trials = int(config["trials"])
     done = {r["trial"] for r in records if r["setting_id"] == sid and r["trial"] < trials}
     missing = trials - (0 if config.get("force") else len(done))

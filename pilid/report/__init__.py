@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilid.atomic import moved_path, staged_folder
 from pilid.errors import PilidError
 from pilid.report.records import (
     ExperimentGrid,
@@ -65,7 +66,9 @@ def make_tables(
 ):
     """Read the records under ``results``, build every table and write it under ``out``, with
     ``paper_vs_ours_cells.csv`` (every paper cell we ran, ours beside the paper's) when the
-    records hold a paper experiment.
+    records hold a paper experiment. The files are written into a hidden folder beside ``out``
+    and moved in together (`pilid.atomic.staged_folder`): an interrupt leaves ``out`` with the
+    old build's files or all of the new one's, never a mix.
 
     Parameters
     ----------
@@ -112,9 +115,12 @@ def make_tables(
             "run a table experiment (python -m pilid.run -m experiment=sim_regression, "
             "init_significance or real_data), or use `figures` for skill_shapes"
         )
-    written = write_tables(tables, out)
-    if any(experiment_of(t.name) for t in tables):
-        written.append(write_cells_csv(paper_cells(tables), Path(out) / CELLS_CSV))
+    # all files into a hidden folder first, moved in together: an interrupt leaves `out` whole
+    with staged_folder(out) as staging:
+        written = write_tables(tables, staging)
+        if any(experiment_of(t.name) for t in tables):
+            written.append(write_cells_csv(paper_cells(tables), staging / CELLS_CSV))
+    written = [moved_path(path, staging, out) for path in written]
     if update_fidelity_cache:
         from pilid.report.shapes import write_fidelity_cache
 
@@ -152,7 +158,8 @@ def note_stale(out, written) -> None:
 def make_figures(results, out, records=None, conf_dir=None, paper_vs_ours: bool = True):
     """Read the records and artefacts under ``results`` and draw every figure under ``out``:
     Figures 3-5, the peers' shapes (Table 3+) and, when the records hold a paper experiment, the
-    paper-vs-ours figure.
+    paper-vs-ours figure. Like `make_tables`, the files are moved into ``out`` together once all
+    are drawn (`pilid.atomic.staged_folder`).
 
     Parameters
     ----------
@@ -177,19 +184,22 @@ def make_figures(results, out, records=None, conf_dir=None, paper_vs_ours: bool 
 
     if records is None:
         records = load_records(results)
-    written = build_figures(
-        records, results_root(results), out, generator=paper_generator(conf_dir), conf_dir=conf_dir
-    )
-    if paper_vs_ours:
-        tables = paper_tables(records, conf_dir=conf_dir, fidelity=False)
-        if tables:
-            written += draw_paper_vs_ours(paper_cells(tables), out)
-        else:
-            notice(
-                "paper_vs_ours: no records of a paper experiment ("
-                + ", ".join(PAPER_EXPERIMENTS)
-                + "); skipped"
-            )
+    generator = paper_generator(conf_dir)
+    with staged_folder(out) as staging:  # moved in together once all are drawn (`make_tables`)
+        written = build_figures(
+            records, results_root(results), staging, generator=generator, conf_dir=conf_dir
+        )
+        if paper_vs_ours:
+            tables = paper_tables(records, conf_dir=conf_dir, fidelity=False)
+            if tables:
+                written += draw_paper_vs_ours(paper_cells(tables), staging)
+            else:
+                notice(
+                    "paper_vs_ours: no records of a paper experiment ("
+                    + ", ".join(PAPER_EXPERIMENTS)
+                    + "); skipped"
+                )
+    written = [moved_path(path, staging, out) for path in written]
     note_stale(out, written)
     return written
 

@@ -4,14 +4,18 @@
 
 Bad input (no records, an output path that is a file or not writable, a missing ``--conf-dir``)
 stops with one line ``pilid: error: <problem>; <fix>`` on stderr and exit code 2, before anything
-is written. Unreadable record lines are skipped: one ``pilid: warning:`` line each (the first
-``MAX_WARNINGS``), then one line with their number.
+is written. Ctrl-C, SIGTERM or SIGHUP stop it with one line ``pilid: interrupted by ...`` and exit
+code 130 / 143 / 129; the tables' and figures' folders keep their old files or get all of the
+new ones (``pilid.atomic.staged_folder``). Unreadable record lines are skipped: one
+``pilid: warning:`` line each (the first ``MAX_WARNINGS``), then one line with their number.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 import tempfile
 import warnings
@@ -174,8 +178,38 @@ def read_records(results: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``python -m pilid.report`` with ``argv``; return the exit code (0, or 2 on bad input)."""
+    """Run ``python -m pilid.report`` with ``argv``; return the exit code (0, 2 on bad input,
+    128 + the signal number when SIGINT, SIGTERM or SIGHUP stopped it: 130 for Ctrl-C)."""
     args = _parser().parse_args(argv)
+    from pilid.experiments.interrupts import Terminated, signals_as_exceptions
+
+    try:
+        with signals_as_exceptions():  # SIGTERM, SIGHUP -> Terminated; SIGINT: KeyboardInterrupt
+            return _run(args)
+    except (KeyboardInterrupt, Terminated) as stop:
+        signum = int(getattr(stop, "signum", signal.SIGINT))
+        with contextlib.suppress(OSError):  # stderr on a terminal that hung up
+            print(interrupted_line(args, signum), file=sys.stderr, flush=True)
+        return 128 + signum
+
+
+def interrupted_line(args: argparse.Namespace, signum: int) -> str:
+    """The one line of a report stopped by the signal ``signum``: what it left and the fix. The
+    tables' and figures' folders are moved in whole (`pilid.atomic.staged_folder`), every other
+    file is replaced atomically: an interrupt leaves the old files or the new ones."""
+    name = signal.Signals(signum).name
+    why = "Ctrl-C (SIGINT)" if signum == signal.SIGINT else name
+    if args.command in ("tables", "figures"):
+        left = f"{args.out} keeps its previous files (or all of the new ones, never a mix)"
+    elif args.command == "reproduction":
+        left = f"{args.out} and the figures in {args.figures} are whole (old or new)"
+    else:
+        left = "nothing was written"
+    return f"pilid: interrupted by {why}: {left}; run the same command to build it again"
+
+
+def _run(args: argparse.Namespace) -> int:
+    """``main`` after the arguments are parsed: the command, with one line on bad input."""
     from pilid.report import committed_artifacts, make_figures, make_reproduction, make_tables
 
     try:
