@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 from test_runner import TINY_DATA, TINY_PILID, _compose  # the runner tests' tiny settings
 
@@ -47,6 +48,21 @@ def test_plan_counts_recorded_trials_and_scales_fit_time(tmp_path):
 
     # all trials recorded: done
     assert plan_setting(_compose([*base, "trials=3"])).line.endswith("3/3 trials recorded; done")
+
+
+def test_plan_of_a_table_reads_the_records_named_after_its_file(tmp_path):
+    rng = np.random.default_rng(0)
+    path, results = tmp_path / "shop.csv", tmp_path / "results"
+    frame = {"a": rng.normal(size=80), "b": rng.normal(size=80)}
+    frame["y"] = frame["a"] - frame["b"] + rng.normal(size=80) * 0.1
+    pd.DataFrame(frame).to_csv(path, index=False)
+    table = ["data=table", f"data.path={path}", "data.target=y", "data.task=regression"]
+    base = ["model=linear", *table, f"results_dir={results}"]
+    run_setting(_compose([*base, "trials=2"]))
+    assert {r["dataset"] for r in _records(results)} == {"shop"}
+    plan = plan_setting(_compose([*base, "trials=4"]))
+    assert (plan.trials, plan.recorded) == (4, 2)
+    assert "of 2 records" in plan.basis  # the table's own records, under its file's name
 
 
 def test_plan_of_batched_model_divides_over_its_workers(tmp_path):

@@ -16,7 +16,13 @@ import numpy as np
 from omegaconf import DictConfig
 
 from pilid.errors import PilidError
-from pilid.experiments.setting import resolved_config, setting_id, setting_label
+from pilid.experiments.setting import (
+    is_table,
+    resolved_config,
+    setting_id,
+    setting_label,
+    table_name,
+)
 from pilid.experiments.store import ResultStore, records_in
 
 
@@ -111,9 +117,10 @@ def plan_setting(cfg: DictConfig | Mapping[str, Any], records=None) -> Plan:
     done = {r["trial"] for r in records if r["setting_id"] == sid and r["trial"] < trials}
     missing = trials - (0 if config.get("force") else len(done))
     model, data = config["model"]["name"], config["data"]
-    same = [r for r in records if r.get("model") == model and r.get("dataset") == data["name"]]
+    dataset = table_name(data) if is_table(data) else data["name"]  # a table: its records' name
+    same = [r for r in records if r.get("model") == model and r.get("dataset") == dataset]
     seconds = None
-    basis = f"no records of {model} on {data['name']} yet"
+    basis = f"no records of {model} on {dataset} yet"
     if same:
         per_trial, basis = trial_seconds(
             [r.get("fit_seconds") for r in same],
