@@ -10,23 +10,46 @@ Nothing here trains: everything is read from a results directory (``records.json
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 from pilid.atomic import moved_path, staged_folder
 from pilid.errors import PilidError
-from pilid.report.records import (
-    ExperimentGrid,
-    Setting,
-    experiment_grid,
-    grids_for_records,
-    load_records,
-    notice,
-    select_records,
-)
-from pilid.report.reproduction import PAPER_EXPERIMENTS, paper_generator
-from pilid.report.stats import PairedTTest, paired_by_seed, paired_ttest, significance_marker
-from pilid.report.table_model import Cell, Table, mark_best, write_tables
-from pilid.report.tables import build_tables
+
+#: The public names of the report's modules, imported when first used (PEP 562), so that
+#: ``python -m pilid.report`` reaches its own signal handling before the heavy imports (a Ctrl-C
+#: then is one line, not a traceback from inside an import).
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "ExperimentGrid",
+            "Setting",
+            "experiment_grid",
+            "grids_for_records",
+            "load_records",
+            "notice",
+            "select_records",
+        ),
+        "pilid.report.records",
+    ),
+    **dict.fromkeys(("PAPER_EXPERIMENTS", "paper_generator"), "pilid.report.reproduction"),
+    **dict.fromkeys(
+        ("PairedTTest", "paired_by_seed", "paired_ttest", "significance_marker"),
+        "pilid.report.stats",
+    ),
+    **dict.fromkeys(("Cell", "Table", "mark_best", "write_tables"), "pilid.report.table_model"),
+    "build_tables": "pilid.report.tables",
+}
+
+
+def __getattr__(name: str):
+    """The names of `_LAZY`, imported from their module on first use (PEP 562)."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Cell",
@@ -99,8 +122,10 @@ def make_tables(
         No table can be built from the records (nothing is written).
     """
     from pilid.experiments.store import records_path
-    from pilid.report.records import results_root
+    from pilid.report.records import grids_for_records, load_records, notice, results_root
     from pilid.report.reproduction import experiment_of, paper_cells, write_cells_csv
+    from pilid.report.table_model import write_tables
+    from pilid.report.tables import build_tables
 
     if records is None:
         records = load_records(results)
@@ -142,6 +167,8 @@ def note_stale(out, written) -> None:
     """One notice naming the files in ``out`` that this build did not write (left over from
     an older build; committed, they would not match a rebuild). ``EXTERNAL_TABLE_FILES`` are
     not named."""
+    from pilid.report.records import notice
+
     folder = Path(out)
     if not folder.is_dir():
         return
@@ -179,8 +206,14 @@ def make_figures(results, out, records=None, conf_dir=None, paper_vs_ours: bool 
     list of Path
         The files written; a figure without data is skipped with a notice.
     """
-    from pilid.report.records import results_root
-    from pilid.report.reproduction import draw_paper_vs_ours, paper_cells, paper_tables
+    from pilid.report.records import load_records, notice, results_root
+    from pilid.report.reproduction import (
+        PAPER_EXPERIMENTS,
+        draw_paper_vs_ours,
+        paper_cells,
+        paper_generator,
+        paper_tables,
+    )
 
     if records is None:
         records = load_records(results)
@@ -210,7 +243,8 @@ def committed_artifacts(results, records=None, conf_dir=None) -> list[Path]:
     (`pilid.report.figures.figure_artifacts`) and the shape-fidelity cache
     (``shape_fidelity.csv``) where it exists. The other artefacts are git-ignored."""
     from pilid.report.figures import figure_artifacts
-    from pilid.report.records import results_root
+    from pilid.report.records import load_records, results_root
+    from pilid.report.reproduction import paper_generator
     from pilid.report.shapes import FIDELITY_CACHE
 
     if records is None:

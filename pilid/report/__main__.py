@@ -181,7 +181,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``python -m pilid.report`` with ``argv``; return the exit code (0, 2 on bad input,
     128 + the signal number when SIGINT, SIGTERM or SIGHUP stopped it: 130 for Ctrl-C)."""
     args = _parser().parse_args(argv)
-    from pilid.experiments.interrupts import Terminated, signals_as_exceptions
+    try:  # a Ctrl-C while the modules load is one line too
+        from pilid.experiments.interrupts import Terminated, signals_as_exceptions
+    except KeyboardInterrupt:
+        with contextlib.suppress(OSError):
+            print(interrupted_line(args, signal.SIGINT), file=sys.stderr, flush=True)
+        return 128 + signal.SIGINT
 
     try:
         with signals_as_exceptions():  # SIGTERM, SIGHUP -> Terminated; SIGINT: KeyboardInterrupt
