@@ -70,11 +70,12 @@ artifacts:
 	$(PYTHON) -m pilid.report artifacts --results $(RESULTS)
 
 bench:
-	$(PYTHON) scripts/bench_pilid.py
-	$(PYTHON) scripts/bench_trials.py
-	$(PYTHON) scripts/bench_baselines.py
-	$(PYTHON) scripts/bench_bagging.py
-	$(PYTHON) scripts/bench_deep_categorical.py
+	$(PYTHON) benchmarks/bench_pilid.py
+	$(PYTHON) benchmarks/bench_trials.py
+	$(PYTHON) benchmarks/bench_baselines.py
+	$(PYTHON) benchmarks/bench_bagging.py
+	$(PYTHON) benchmarks/bench_deep_categorical.py
+	$(PYTHON) benchmarks/bench_scale.py --quick
 
 # A fresh scratch directory each time, so that the smoke run exercises every step.
 smoke:

@@ -1,7 +1,7 @@
 """Benchmark of bagged PiLiD: fit time of a bag of k members vs one model.
 
-    python scripts/bench_bagging.py            # N=8,000, m=10, small net, k = 1, 4, 8
-    python scripts/bench_bagging.py --quick    # tiny smoke run
+    python benchmarks/bench_bagging.py           # N=8,000, m=10, small net, k = 1, 4, 8
+    python benchmarks/bench_bagging.py --quick   # tiny smoke run
 
 A bag (`n_bags=k`, `pilid.models.bagging`) trains its k bootstrap members as ONE batched
 ensemble (`pilid.train.fit_batched`). For each device (the CPU, and CUDA when present) prints

@@ -1,8 +1,8 @@
 """Fit time per trial of every baseline on the paper's synthetic data.
 
-    python scripts/bench_baselines.py                    # N=16,000, m=50, regression, all models
-    python scripts/bench_baselines.py --task classification --models gam ga2m
-    python scripts/bench_baselines.py --quick            # tiny smoke run (seconds)
+    python benchmarks/bench_baselines.py                 # N=16,000, m=50, regression, all models
+    python benchmarks/bench_baselines.py --task classification --models gam ga2m
+    python benchmarks/bench_baselines.py --quick         # tiny smoke run (seconds)
 
 Each model is built exactly as the runner builds it (`conf/model/<name>.yaml` + `train.*`
 through `pilid.experiments.model_config`), fit on one 80/20 split of

@@ -1,12 +1,12 @@
 """Benchmark: what one-hot categories in the MLP cost in fit time, as a ratio from one run.
 
-    OMP_NUM_THREADS=1 python scripts/bench_deep_categorical.py                # hotel_rates
-    OMP_NUM_THREADS=1 python scripts/bench_deep_categorical.py --table deliveries --repeats 2
-    python scripts/bench_deep_categorical.py --quick                          # smoke run
+    OMP_NUM_THREADS=1 python benchmarks/bench_deep_categorical.py             # hotel_rates
+    OMP_NUM_THREADS=1 python benchmarks/bench_deep_categorical.py --table deliveries --repeats 2
+    python benchmarks/bench_deep_categorical.py --quick                       # smoke run
 
 Fits ``PiLiDRegressor()`` / ``PiLiDClassifier()`` (the library defaults) with
 ``deep_categorical="code"`` and ``"onehot"`` in alternation on split 0 of a table of the
-development suite (`pilid.data.suite`, through ``scripts/dev_suite.py``'s fit and score), keeps
+development suite (`pilid.data.suite`, through ``studies.dev_suite``'s fit and score), keeps
 each one's fastest fit (which damps noise from other processes on the machine; an untimed
 one-epoch fit first pays the process's one-time imports) and prints both
 fit times, their ratio and both test metrics. hotel_rates, the default, has the most levels
@@ -19,10 +19,12 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import dev_suite  # noqa: E402  (a script beside this one: the suite's fit and score)
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))  # run by its path: the studies package lies in the repository
 
 from pilid.data.suite import SUITE, load_suite_table  # noqa: E402
+from studies import dev_suite  # noqa: E402  (the development suite's fit and score)
 
 
 def main(argv=None) -> int:

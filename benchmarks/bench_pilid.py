@@ -1,7 +1,7 @@
 """Benchmark: the cost of the additive part and the MLP throughput, as ratios from one run.
 
-    python scripts/bench_pilid.py            # N=16,000, m=50, gamma=20, the paper's MLP, batch 256
-    python scripts/bench_pilid.py --quick    # tiny smoke run
+    python benchmarks/bench_pilid.py           # N=16,000, m=50, gamma=20, paper's MLP, batch 256
+    python benchmarks/bench_pilid.py --quick   # tiny smoke run
 
 Prints (1) one PiLiD epoch / one bare-MLP epoch (target <= 1.2: the additive part nearly free)
 and (2) the MLP epoch's GFLOP/s against the machine's float32 matmul GFLOP/s measured in the same

@@ -1,7 +1,7 @@
 """Benchmark of batched trials: T trials trained as one batched ensemble vs one after another.
 
-    python scripts/bench_trials.py            # T=20, N=16,000, m=20: paper MLP and a small net
-    python scripts/bench_trials.py --quick    # tiny smoke run
+    python benchmarks/bench_trials.py           # T=20, N=16,000, m=20: paper MLP and a small net
+    python benchmarks/bench_trials.py --quick   # tiny smoke run
 
 For each network, prints the wall time of T PiLiD trials (same hyper-parameters, seeds 0..T-1,
 each on its own 80 % subsample, fixed epoch count so every variant does the same work)

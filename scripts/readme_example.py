@@ -110,7 +110,7 @@ def main() -> None:
     per_feature, mean = estimator_fidelity(model, X_test, true_test)
     print(f"shape fidelity R^2 per feature {np.round(per_feature, 3)}, mean {mean:.3f}")
 
-    # -- the bands against the truth (the coverage of scripts/bands_coverage.py) ---------------
+    # -- the bands against the truth (the coverage of studies/bands_coverage.py) ---------------
     points = coverage(model, data, np.asarray(X_train))
     print(
         f"true shape inside the bag's 2.5-97.5% band at {points['inside'].mean():.0%} of the points"

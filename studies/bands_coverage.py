@@ -16,8 +16,8 @@ the other 20%:
 library_smooth40`` with 40 pieces held smooth, ``n_bags`` aside; a run replaces
 the CSV rows of its ``defaults`` and keeps the others.
 
-    OMP_NUM_THREADS=1 python scripts/bands_coverage.py --out results/studies/bands_coverage.csv
-    OMP_NUM_THREADS=1 python scripts/bands_coverage.py --defaults library --bags 16
+    OMP_NUM_THREADS=1 python -m studies bands_coverage --out results/studies/bands_coverage.csv
+    OMP_NUM_THREADS=1 python -m studies bands_coverage --defaults library --bags 16
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from lever_study import lam_rule, resolve_rules, smooth_rule  # noqa: E402 - scripts/ is on sys.path when run as a script
 from sklearn.model_selection import train_test_split
 
 from pilid import PiLiDRegressor
 from pilid.data import load_dataset
 from pilid.models.fidelity import estimator_fidelity
-from pilid.models.pilid import EARLIER_DEFAULTS, LIBRARY_DEFAULTS, PAPER_PROTOCOL
+from pilid.models.pilid import LIBRARY_DEFAULTS, PAPER_PROTOCOL
+from studies.lever_study import EARLIER_DEFAULTS, lam_rule, resolve_rules, smooth_rule
 
 #: The hyper-parameters besides n_bags: the paper's protocol (gamma=5), the library's defaults
 #: (``library``: 40 pieces held smooth at 500 / n, lam 5 / n, pairs by inner validation), those
@@ -89,14 +89,14 @@ def coverage(model, data, X_train: np.ndarray) -> pd.DataFrame:
     return frame
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results/studies/bands_coverage.csv")
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--N", type=int, nargs="+", default=[2000, 10000])
     parser.add_argument("--bags", type=int, default=8)
     parser.add_argument("--defaults", choices=sorted(DEFAULTS), default="paper")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rows = []
     for n in args.N:
         data = load_dataset("synthetic", N=n, m=10, noise=0.5, n_interactions=5)

@@ -1,9 +1,10 @@
-"""Choose the demo generator's one unknown, the number of products, from linear regression alone;
-then compare linear regression on both synthetic generators with the paper's.
+"""The demo generator's number of products, calibrated on the paper's linear regression alone.
 
-    OMP_NUM_THREADS=1 nice python scripts/calibrate_demo.py                 # 4-12 min, one core
-    OMP_NUM_THREADS=1 nice python scripts/calibrate_demo.py --seeds 5       # quicker, noisier
-    OMP_NUM_THREADS=1 nice python scripts/calibrate_demo.py --compare-only  # the comparison only
+Then linear regression on both synthetic generators is compared with the paper's.
+
+    OMP_NUM_THREADS=1 nice python -m studies calibrate_demo                 # 4-12 min, one core
+    OMP_NUM_THREADS=1 nice python -m studies calibrate_demo --seeds 5       # quicker, noisier
+    OMP_NUM_THREADS=1 nice python -m studies calibrate_demo --compare-only  # the comparison only
 
 The paper's simulation (Section 4.1; `pilid.data.demo`, following the authors' demo code) does not
 say how many interaction products are appended (the demo script uses 900 for m=50). Linear
@@ -284,7 +285,7 @@ def calibrate(args) -> None:
         print(f"NOTE: pilid.data.demo.PAIRS_PER_FEATURE is {PAIRS_PER_FEATURE}, not {c}")
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=40, help="data seeds (random truths)")
     parser.add_argument("--splits", type=int, default=2, help="80/20 splits per data seed")
@@ -299,7 +300,7 @@ def main() -> None:
         "--csv", type=Path, default=COMPARISON_CSV, help="where the comparison is written"
     )
     parser.add_argument("--no-csv", action="store_true", help="print the comparison only")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     start = time.perf_counter()
     if not args.compare_only:
         calibrate(args)

@@ -7,9 +7,9 @@ spambase, bank, bike) are never read, so choosing a default here cannot tune on 
 splits. Writes one row per (data, candidate, fold) to ``--out`` (CSV; a run replaces the rows of
 the (data, candidate) pairs it ran and keeps the others) and prints the means.
 
-    OMP_NUM_THREADS=1 python scripts/choose_defaults.py --out results/studies/defaults.csv
+    OMP_NUM_THREADS=1 python -m studies choose_defaults --out results/studies/defaults.csv
     # n_bags and the MLP at a larger size, on the synthetic sets only:
-    OMP_NUM_THREADS=1 python scripts/choose_defaults.py --n-synthetic 20000 \
+    OMP_NUM_THREADS=1 python -m studies choose_defaults --n-synthetic 20000 \
         --sets synthetic_legendre synthetic_demo --only linear paper quantile_small ...
 """
 
@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from lever_study import lam_rule, resolve_rules, smooth_rule  # noqa: E402 - scripts/ is on sys.path as a script
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import KFold, StratifiedKFold
@@ -32,7 +31,8 @@ from sklearn.preprocessing import StandardScaler
 from pilid import PiLiDClassifier, PiLiDClassifierCV, PiLiDRegressor, PiLiDRegressorCV
 from pilid.data import load_dataset
 from pilid.models.metrics import score
-from pilid.models.pilid import EARLIER_DEFAULTS, LIBRARY_DEFAULTS, PAPER_PROTOCOL
+from pilid.models.pilid import LIBRARY_DEFAULTS, PAPER_PROTOCOL
+from studies.lever_study import EARLIER_DEFAULTS, lam_rule, resolve_rules, smooth_rule
 
 SMALL = (64, 32)
 #: name -> PiLiD keyword arguments (beyond random_state) on top of the paper's protocol
@@ -50,7 +50,7 @@ CANDIDATES = {
     # the library's pieces or 40 smooth ones by inner validation (pilid.models.shape_choice)
     "library_smooth_auto": {**EARLIER_DEFAULTS, "smoothness": "auto"},
     # 40 pieces with the smoothness a rule of the training rows n (500 / n: the rule whose
-    # shapes kept issue 31's fidelity floor, scripts/bands_coverage.py), and the MLP's lam as
+    # shapes kept issue 31's fidelity floor, studies.bands_coverage), and the MLP's lam as
     # well (5 / n, the suite's lever)
     "library_smooth40_rows": {**EARLIER_DEFAULTS, "gamma": 40, "smoothness": smooth_rule(500.0)},
     "library_smooth40_rows_lam_rows": {
@@ -150,14 +150,14 @@ def test_score(estimator, task: str, X, y) -> float:
     return 1.0 - score("mse", y, estimator.predict(X)) / float(np.var(y))
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results/studies/defaults.csv")
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--n-synthetic", type=int, default=DEFAULT_N_SYNTHETIC)
     parser.add_argument("--sets", nargs="*", choices=SETS, default=list(SETS))
     parser.add_argument("--only", nargs="*", help="candidates to run (default: all + linear)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", category=UserWarning)
     names = args.only or ["linear", *CANDIDATES]
     rows = []

@@ -27,13 +27,13 @@ split's one-hot, standardised matrix: each library is handed the table as a user
 and each treats categories its own way (PiLiD by label, EBM as nominal features, LightGBM with
 categorical splits); trees do not need the scaling and PiLiD standardises its inputs itself.
 
-    OMP_NUM_THREADS=1 python scripts/dev_suite.py                       # everything, resumable
-    OMP_NUM_THREADS=1 python scripts/dev_suite.py --tables default computers --splits 0 1
-    python scripts/dev_suite.py --summary-only                           # print the CSV's summary
+    OMP_NUM_THREADS=1 python -m studies dev_suite                       # everything, resumable
+    OMP_NUM_THREADS=1 python -m studies dev_suite --tables default computers --splits 0 1
+    python -m studies dev_suite --summary-only                           # print the CSV's summary
 
 A rerun gives the committed CSV bit for bit on the machine that wrote it; on another processor
 EBM's and LightGBM's cells still do and PiLiD's move in their last digits, more where a choice
-nearly ties (``results/studies/dev_suite_rerun.csv``; ``scripts/suite_drift.py`` compares two
+nearly ties (``results/studies/dev_suite_rerun.csv``; ``studies.suite_drift`` compares two
 runs).
 
 Time: `TIMINGS` holds the fit seconds of one split measured on the 2-core development machine
@@ -131,7 +131,7 @@ def model_scores(estimator, X: pd.DataFrame, task: str, n_classes: int) -> np.nd
 def fit_and_score(dataset, seed: int, estimator) -> dict:
     """Fit ``estimator`` on split ``seed`` of ``dataset`` (the loader's table as it comes) and
     score it on the split's test rows: ``value`` (the data set's metric), ``fit_seconds``,
-    ``n_train``, ``n_test``. Shared with ``scripts/lever_study.py``."""
+    ``n_train``, ``n_test``. Shared with ``studies.lever_study``."""
     split = make_split(dataset, seed)
     X = dataset.X
     X_train = X.iloc[split.train_index].reset_index(drop=True)
@@ -299,7 +299,7 @@ def run_and_summarise(args, load, write, desc: str) -> int:
     """Fit the (table, split, model) cells of ``args`` (``tables``, ``splits``, ``models``,
     ``out``, ``summary_only``, optionally ``quick``) that ``args.out`` lacks, one table in memory
     at a time (``load(name)``), writing the file whole after every fit (``write(path, frame)``);
-    then print the summary of the cells asked for. Shared with ``scripts/uci_new_splits.py``."""
+    then print the summary of the cells asked for. Shared with ``studies.uci_new_splits``."""
     results = read_results(args.out)
     done = set(zip(results["table"], results["split"].astype(int), results["model"]))
     todo = [

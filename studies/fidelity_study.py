@@ -1,7 +1,7 @@
 """Shape fidelity of PiLiD on synthetic data with known main effects (beyond the paper).
 
-    python scripts/fidelity_study.py                 # N=5000, m=10, T=5, the paper's MLP
-    python scripts/fidelity_study.py --quick         # tiny smoke run
+    python -m studies fidelity_study                 # N=5000, m=10, T=5, the paper's MLP
+    python -m studies fidelity_study --quick         # tiny smoke run
 
 Data: `pilid.data.synthetic.generate` (Section 4.1: degree-10 polynomial main effects on
 U[0, 1] features plus random pairwise interactions, noise 0.5). For each `init` (lstsq, gaussian)
@@ -40,7 +40,7 @@ def deep_main_share(est, X) -> float:
     return float(np.var(proj) / np.var(est.predict(X)))
 
 
-def main() -> None:
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--N", type=int, default=5000)
     ap.add_argument("--m", type=int, default=10)
@@ -51,7 +51,7 @@ def main() -> None:
     ap.add_argument("--interactions", type=int, default=5)
     ap.add_argument("--noise", type=float, default=0.5)
     ap.add_argument("--quick", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.quick:
         args.N, args.m, args.T, args.epochs, args.hidden = 800, 4, 2, 5, [16]
         args.interactions = 2

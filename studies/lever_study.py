@@ -4,7 +4,7 @@ Each *variant* is ``PiLiDRegressor`` / ``PiLiDClassifier`` with the library defa
 changes (`VARIANTS`: more pieces, more pieces held smooth, a lower or row-scaled lam, no penalty on
 the MLP, ``schedule="additive_first"``, categories' codes instead of one-hot in the MLP, explicit
 pair terms), fitted on the tables of the development suite (`pilid.data.suite.SUITE`, R's data sets,
-none of the paper's UCI sets) exactly as ``scripts/dev_suite.py`` fits PiLiD: the same splits (seeds
+none of the paper's UCI sets) exactly as ``studies.dev_suite`` fits PiLiD: the same splits (seeds
 of `pilid.data.make_split`), the table as it comes, ``random_state`` = the split seed, one thread
 (`dev_suite.fit_and_score`). A variant whose value depends on the table is a *rule* of the training
 rows n (e.g. gamma = n^(1/3) / 1.5), never a value chosen per table. Results, one row per (variant,
@@ -12,9 +12,9 @@ table, split): ``results/studies/levers.csv``; resumable (rows already there are
 is rewritten whole after every fit).
 
 Every variant is measured on top of the library defaults before issue 31
-(`pilid.models.pilid.EARLIER_DEFAULTS`, the variant ``defaults``); the library's defaults now are
+(`EARLIER_DEFAULTS`, the variant ``defaults``); the library's defaults now are
 the variant `LIBRARY_VARIANT` (``gamma40_smooth_rows_lam_rows_pairs_auto``), whose rows equal
-``scripts/dev_suite.py``'s PiLiD rows. The summary compares every variant with its baseline
+``studies.dev_suite``'s PiLiD rows. The summary compares every variant with its baseline
 (`baseline_of`: ``defaults``, or ``code``, the defaults before categorical features entered
 the deep part one-hot, for the variants measured then) and with EBM and LightGBM on the same
 splits (read from ``results/studies/dev_suite.csv``): per table the mean over the splits; per
@@ -29,16 +29,16 @@ also reads every variant against the library's defaults beside that move (`again
 better or worse, and by more than the seed moves the table or not).
 
 ``--uci`` fits the variants on the paper's four UCI sets instead, on the split seeds of
-``scripts/uci_new_splits.py`` (100-102, none of the paper's trials), beside its EBM and LightGBM
+``studies.uci_new_splits`` (100-102, none of the paper's trials), beside its EBM and LightGBM
 rows (``results/studies/levers_uci.csv``): issue 31's goal 3 for a variant. Nothing is chosen
 there.
 
-    OMP_NUM_THREADS=1 python scripts/lever_study.py --variants defaults gamma20 --splits 0 1
-    python scripts/lever_study.py --summary-only                  # the screening (splits 0, 1)
-    python scripts/lever_study.py --summary-only --splits 2 3 4   # the confirmation
-    PILID_DATA_DIR=../shared/data/uci python scripts/lever_study.py --uci --variants defaults
-    python scripts/lever_study.py --defaults-change         # earlier defaults against today's
-    python scripts/lever_study.py --defaults-change --uci   # the same on the UCI sets' new splits
+    OMP_NUM_THREADS=1 python -m studies lever_study --variants defaults gamma20 --splits 0 1
+    python -m studies lever_study --summary-only                  # the screening (splits 0, 1)
+    python -m studies lever_study --summary-only --splits 2 3 4   # the confirmation
+    PILID_DATA_DIR=../shared/data/uci python -m studies lever_study --uci --variants defaults
+    python -m studies lever_study --defaults-change         # earlier defaults against today's
+    python -m studies lever_study --defaults-change --uci   # the same on the UCI sets' new splits
 """
 
 from __future__ import annotations
@@ -51,17 +51,14 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import dev_suite  # noqa: E402  (a script beside this one: the suite's fit and score)
-import uci_new_splits  # noqa: E402  (the UCI sets' new splits and their peers' CSV)
-
-from pilid.data.suite import SUITE, load_suite_table  # noqa: E402
-from pilid.models.row_rules import LAM_RANGE, SMOOTHNESS_RANGE, per_rows  # noqa: E402
-from pilid.tasks import LOWER_IS_BETTER  # noqa: E402
+from pilid.data.suite import SUITE, load_suite_table
+from pilid.models.row_rules import LAM_RANGE, SMOOTHNESS_RANGE, per_rows
+from pilid.tasks import LOWER_IS_BETTER
+from studies import dev_suite, uci_new_splits
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "results" / "studies" / "levers.csv"
-#: ``--uci``: the variants on the paper's UCI sets, on ``scripts/uci_new_splits.py``'s splits.
+#: ``--uci``: the variants on the paper's UCI sets, on ``studies.uci_new_splits``'s splits.
 OUT_UCI = REPO / "results" / "studies" / "levers_uci.csv"
 KEY = ["variant", "table", "split"]
 COLUMNS = [*KEY, "task", "metric", "value", "fit_seconds", "n_train", "n_test"]
@@ -103,6 +100,20 @@ def library_rules(n: int) -> dict:
     return {**smooth_rule(500.0)(n), **lam_rule(5.0)(n)}
 
 
+#: The library defaults before the development suite (gamma a rule of the rows up to 5 pieces,
+#: lam 1e-3, no roughness penalty, no pair terms): the baseline every study of the levers was
+#: measured against (this study's ``defaults``, `studies.bands_coverage`'s and
+#: `studies.choose_defaults`' ``library_earlier``), pinned so that their rows stay what they are.
+EARLIER_DEFAULTS = {
+    "gamma": "auto",
+    "knots": "quantile",
+    "hidden_layers": (64, 32),
+    "lam": 1e-3,
+    "n_bags": 16,
+    "smoothness": 0.0,
+    "pairs": 0,
+}
+
 #: How the variants measured before one-hot categories became the default saw a categorical
 #: feature in the deep part: its code (``deep_categorical="code"``), pinned so that their rows
 #: stay what they are.
@@ -113,7 +124,7 @@ CODE = {"deep_categorical": "code"}
 SEED_OFFSET = "seed_offset"
 
 #: Variant -> (constructor parameters on top of the earlier library defaults, rule of n or None).
-#: ``defaults``: the library defaults before issue 31 (`pilid.models.pilid.EARLIER_DEFAULTS`,
+#: ``defaults``: the library defaults before issue 31 (`EARLIER_DEFAULTS`,
 #: the library defaults when these variants were measured); ``code``: the defaults before
 #: one-hot categories (the library defaults then); the rest up to ``additive_first_gamma_rows``
 #: were measured then, with the code, by the library of then; ``code_now``: the same parameters
@@ -172,7 +183,7 @@ VARIANTS = {
         lam_rule(5.0),
     ),
     # the same with the smoothness a rule of the rows (500 / n), whose shapes keep issue 31's
-    # fidelity floor once the purification carries the penalty (scripts/bands_coverage.py)
+    # fidelity floor once the purification carries the penalty (studies.bands_coverage)
     "gamma40_smooth_rows_lam_rows_pairs_auto": (
         {"gamma": 40, "pairs": "auto"},
         library_rules,
@@ -305,7 +316,7 @@ LIBRARY_VARIANT = "gamma40_smooth_rows_lam_rows_pairs_auto"
 
 
 def load_uci(name: str, data_dir=None):
-    """UCI set ``name`` as ``scripts/uci_new_splits.py`` loads it (LightGBM-safe names)."""
+    """UCI set ``name`` as ``studies.uci_new_splits`` loads it (LightGBM-safe names)."""
     from pilid.data import load_dataset
 
     return uci_new_splits.plain_names(load_dataset(name, data_dir=data_dir))
@@ -314,10 +325,9 @@ def load_uci(name: str, data_dir=None):
 def make_variant(variant: str, task: str, seed: int, n_train: int):
     """The estimator of ``variant`` for ``task`` (one thread, ``random_state=seed``): its
     parameters on top of the library defaults the levers were measured against
-    (`pilid.models.pilid.EARLIER_DEFAULTS`), so that a variant's rows stay what they are now
-    that the library's defaults are the variant ``gamma40_smooth_rows_lam_rows_pairs_auto``."""
+    (`EARLIER_DEFAULTS`), so that a variant's rows stay what they are now that the library's
+    defaults are the variant ``gamma40_smooth_rows_lam_rows_pairs_auto``."""
     from pilid import PiLiDClassifier, PiLiDRegressor
-    from pilid.models.pilid import EARLIER_DEFAULTS
 
     params, rule = VARIANTS[variant]
     params = {**EARLIER_DEFAULTS, **params, **(rule(n_train) if rule is not None else {})}
@@ -500,7 +510,7 @@ def format_summary(levers: pd.DataFrame, suite: pd.DataFrame) -> str:
 
 def defaults_change(levers: pd.DataFrame, suite: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     """Issue 31's change of the defaults, per table: the earlier defaults (the variant
-    ``defaults``, `pilid.models.pilid.EARLIER_DEFAULTS`) and the library's defaults (``suite``'s
+    ``defaults``, `EARLIER_DEFAULTS`) and the library's defaults (``suite``'s
     ``pilid`` rows: ``dev_suite.py`` or ``uci_new_splits.py``) beside EBM and LightGBM, on the
     splits every model has. Returns the frame (by table: ``metric``, ``earlier``, ``library``,
     ``ebm``, ``lightgbm`` means, ``earlier_s``, ``library_s``, ``ebm_s`` mean fit seconds, and
@@ -573,7 +583,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--uci",
         action="store_true",
-        help="the paper's UCI sets on the splits of scripts/uci_new_splits.py (no choice is "
+        help="the paper's UCI sets on the splits of studies.uci_new_splits (no choice is "
         "made there: issue 31's goal 3 for a variant); rows in levers_uci.csv",
     )
     parser.add_argument("--data-dir", default=None, help="the UCI files (default: $PILID_DATA_DIR)")

@@ -9,8 +9,8 @@ fold MSEs and the largest step against the constraints that each one's test-row 
 make when bmi or s5 sweeps a grid over its range (0 for the constrained model, by
 construction). ``--pilib`` adds PiLiB (its defaults).
 
-    OMP_NUM_THREADS=1 python scripts/monotone_cost.py
-    OMP_NUM_THREADS=1 python scripts/monotone_cost.py --pilib --n-bags 4
+    OMP_NUM_THREADS=1 python -m studies monotone_cost
+    OMP_NUM_THREADS=1 python -m studies monotone_cost --pilib --n-bags 4
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ default) never mixes with an earlier one. Per data set: both arms' means over th
 have, the mean difference (first minus second) with its standard error, and the number of
 trials in which the first arm is better (lower MSE, higher AUC); `pilid.report.stats`.
 
-    python scripts/paired_rows.py pilid_lib ebm --results results/records
-    python scripts/paired_rows.py pilid_lib ga2m --data bank spambase --results results/records
+    python -m studies paired_rows pilid_lib ebm --results results/records
+    python -m studies paired_rows pilid_lib ga2m --data bank spambase --results results/records
 """
 
 from __future__ import annotations

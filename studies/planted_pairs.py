@@ -13,9 +13,9 @@ training rows:
 Reported per seed: planted pairs recovered (each kind apart), false pairs, and whether the set
 is exact.
 
-    OMP_NUM_THREADS=1 python scripts/planted_pairs.py --lambda0 default 0.1 0.05 \\
+    OMP_NUM_THREADS=1 python -m studies planted_pairs --lambda0 default 0.1 0.05 \\
         --warmup-epochs 10 40 --out results/studies/planted_pairs.csv
-    OMP_NUM_THREADS=1 python scripts/planted_pairs.py --warmup-epochs 10 20 40 \\
+    OMP_NUM_THREADS=1 python -m studies planted_pairs --warmup-epochs 10 20 40 \\
         --first-seed 5 --out results/studies/planted_pairs_warmup.csv
 """
 
@@ -75,7 +75,7 @@ def fast_ranking(X, y) -> list[tuple[int, int]]:
     return [tuple(sorted(int(i) for i in pair)) for pair, _ in ranked]
 
 
-def main() -> None:
+def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="results/studies/planted_pairs.csv")
     parser.add_argument("--seeds", type=int, default=5)
@@ -95,7 +95,7 @@ def main() -> None:
         help="PiLiB's gate warm-up epochs to try ('default': the estimator's own)",
     )
     parser.add_argument("--first-seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rows = []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         X, y, kinds = planted_data(seed, args.n)

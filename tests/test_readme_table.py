@@ -4,15 +4,24 @@ only the block between its markers."""
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from _scripts import load_script  # tests/_scripts.py
 
 from pilid.errors import PilidError
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+def load_script(name: str):
+    """``scripts/<name>.py`` (a tool of the repository, not a module of a package) as a fresh
+    module."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _frame() -> pd.DataFrame:

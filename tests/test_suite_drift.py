@@ -1,11 +1,12 @@
-"""scripts/suite_drift.py: how far a rerun of the development suite moved, against numpy."""
+"""`studies.suite_drift`: how far a rerun of the development suite moved, against numpy."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
-from _scripts import load_script
+
+from studies import dev_suite, suite_drift
 
 
 def _frame(values: dict) -> pd.DataFrame:
@@ -38,7 +39,7 @@ RERUN = {
 
 
 def test_the_drift_per_model_is_numpys_on_the_cells_both_files_hold():
-    drift = load_script("suite_drift")
+    drift = suite_drift
     cells = drift.drift(_frame(COMMITTED), _frame(RERUN))
     assert len(cells) == 8  # b's split 2 is in one file only
     by_model = drift.drift_by_model(cells)
@@ -53,8 +54,8 @@ def test_the_drift_per_model_is_numpys_on_the_cells_both_files_hold():
 
 
 def test_a_verdict_that_flips_is_named_and_one_that_holds_is_not():
-    drift = load_script("suite_drift")
-    dev = load_script("dev_suite")
+    drift = suite_drift
+    dev = dev_suite
     a, b = drift.common_cells(_frame(COMMITTED), _frame(RERUN))
     first, second = dev.summarise(a), dev.summarise(b)
     assert first["wins"] == 2 and second["wins"] == 1  # a: 0.60 < 0.61, then 0.62 > 0.60995
@@ -62,7 +63,7 @@ def test_a_verdict_that_flips_is_named_and_one_that_holds_is_not():
 
 
 def test_the_script_prints_the_drift_and_both_summaries(tmp_path, capsys):
-    drift = load_script("suite_drift")
+    drift = suite_drift
     paths = tmp_path / "committed.csv", tmp_path / "rerun.csv"
     _frame(COMMITTED).to_csv(paths[0], index=False)
     _frame(RERUN).to_csv(paths[1], index=False)
@@ -74,7 +75,7 @@ def test_the_script_prints_the_drift_and_both_summaries(tmp_path, capsys):
 
 
 def test_a_missing_file_is_one_line_naming_it_and_the_command_that_writes_it(tmp_path):
-    drift = load_script("suite_drift")
+    drift = suite_drift
     present = tmp_path / "committed.csv"
     _frame(COMMITTED).to_csv(present, index=False)
     missing = tmp_path / "rerun.csv"
@@ -82,11 +83,11 @@ def test_a_missing_file_is_one_line_naming_it_and_the_command_that_writes_it(tmp
         drift.main([str(present), str(missing)])
     message = str(stop.value)
     assert "\n" not in message and str(missing) in message
-    assert f"python scripts/dev_suite.py --out {missing}" in message
+    assert f"python -m studies dev_suite --out {missing}" in message
 
 
 def test_a_rerun_of_pilid_alone_is_read_beside_the_first_files_peers(tmp_path, capsys):
-    drift = load_script("suite_drift")
+    drift = suite_drift
     rerun = _frame(RERUN)
     pilid_only = rerun[rerun["model"] == "pilid"]
     combined, borrowed = drift.with_peers(_frame(COMMITTED), pilid_only)

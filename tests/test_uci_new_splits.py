@@ -1,4 +1,4 @@
-"""``scripts/uci_new_splits.py`` (issue 31, goal 3): the paper's UCI sets on split seeds none of
+"""`studies.uci_new_splits` (issue 31, goal 3): the paper's UCI sets on split seeds none of
 the paper's trials uses. The paper's seeds are refused in one line; a fitted cell scores what
 the same model, fitted by hand on the same split, scores."""
 
@@ -12,20 +12,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _scripts import load_script  # tests/_scripts.py
 from _uci import uci_dir  # tests/_uci.py
 from sklearn.metrics import roc_auc_score
 
 from pilid.data import load_dataset, make_split
+from studies import uci_new_splits
 
 REPO = Path(__file__).resolve().parent.parent
-SCRIPT = REPO / "scripts" / "uci_new_splits.py"
 
 
 def _run(*args, env_extra=None):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO), **(env_extra or {})}
     return subprocess.run(
-        [sys.executable, str(SCRIPT), *map(str, args)],
+        [sys.executable, "-m", "studies", "uci_new_splits", *map(str, args)],
         env=env,
         capture_output=True,
         text=True,
@@ -67,7 +66,7 @@ def test_a_cell_scores_what_the_model_fitted_by_hand_on_that_split_scores(tmp_pa
 def test_names_lightgbm_refuses_are_rewritten_and_nothing_else():
     from pilid.data import Dataset
 
-    script = load_script("uci_new_splits")
+    script = uci_new_splits
     X = pd.DataFrame(
         {"char_freq_[": [0.0, 1.0], "emp.var.rate": [1.0, 2.0], "job:x": ["a", "b"]}
     ).astype({"job:x": "category"})

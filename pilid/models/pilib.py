@@ -17,17 +17,17 @@ gradient).
 
 Training (Algorithm 2; `pilid.models.gated`, shared with NIT), each trial on its own:
 
-* Warm-up ("warmup", `warmup_epochs`, our addition): everything trains without the gate
-  penalty. With the penalty from the first step (Algorithm 2 as printed) the gates of blocks that
-  have not learned anything yet get little task gradient and may close before the blocks learn,
-  losing real effects. Measured on 8 seeds of a 10-feature synthetic problem with two weak pairs:
-  at lambda0=0.3, 6 of 8 runs kept exactly the true pairs without warm-up and 8 of 8 with 10
-  epochs (at the default lambda0=0.2 both 8 of 8); NIT without warm-up lost a main effect in 2
-  of 4 seeds. `warmup_epochs=0` gives the paper's schedule. The default is 40 (beyond the paper,
-  `scripts/planted_pairs.py`): with a planted `cos(2 x_a x_b)` and `max(x_c, x_d)` among 10
-  features with strong main effects, 10 warm-up epochs kept only the `max` pair's block (the
-  `cos` pair found in 1 of 10 seeds), 40 kept exactly the two planted pairs in 5 of 5 held-out
-  seeds (20: 3 of 5), no false pair in either. The paper's configs pin their own value
+* Warm-up ("warmup", `warmup_epochs`, our addition): everything trains without the gate penalty.
+  With the penalty from the first step (Algorithm 2 as printed) the gates of blocks that have not
+  learned anything yet get little task gradient and may close before the blocks learn, losing real
+  effects. Measured on 8 seeds of a 10-feature synthetic problem with two weak pairs: at
+  lambda0=0.3, 6 of 8 runs kept exactly the true pairs without warm-up and 8 of 8 with 10 epochs (at
+  the default lambda0=0.2 both 8 of 8); NIT without warm-up lost a main effect in 2 of 4 seeds.
+  `warmup_epochs=0` gives the paper's schedule. The default is 40 (beyond the paper; the
+  documentation's planted-pairs study): with a planted `cos(2 x_a x_b)` and `max(x_c, x_d)` among 10
+  features with strong main effects, 10 warm-up epochs kept only the `max` pair's block (the `cos`
+  pair found in 1 of 10 seeds), 40 kept exactly the two planted pairs in 5 of 5 held-out seeds (20:
+  3 of 5), no false pair in either. The paper's configs pin their own value
   (`conf/model/pilib.yaml`: 10), so this default changes no recorded setting.
 * Phase 1 ("gates"): everything trains with the gate penalty (the additive part, like the
   blocks' weights, with `lam * Omega`; the gates never get Omega). The phase ends when the

@@ -46,7 +46,6 @@ from pilid.train import Phase
 from pilid.train.batched import quantile_bins
 
 __all__ = [
-    "EARLIER_DEFAULTS",
     "LIBRARY_DEFAULTS",
     "SCHEDULES",
     "PAPER_PROTOCOL",
@@ -58,13 +57,13 @@ __all__ = [
 
 #: PiLiD's library defaults that differ from the paper's protocol (conf/model/pilid.yaml pins the
 #: paper's; conf/model/pilid_lib.yaml, Table 3's "PiLiD (library defaults)" row, pins these).
-#: Chosen on issue 31's development suite of R's tables (``scripts/lever_study.py``, variant
-#: ``gamma40_smooth_rows_lam_rows_pairs_auto``; never on a UCI set of the paper): 40 pieces per
-#: feature held smooth by a roughness penalty whose weight is a rule of the training rows
-#: (``smoothness="rows"``: 500 / n), the MLP's lam a rule of the rows too (``lam="rows"``: 5 / n;
-#: `pilid.models.row_rules`), pair terms for FAST's first pairs where inner validation keeps them
-#: (``pairs="auto"``), a (64, 32) MLP and a bag of 16 (``scripts/choose_defaults.py``: both beat
-#: the paper's six layers and one model on breast cancer, diabetes and synthetic data).
+#: Chosen on the development suite of R's tables (`pilid.data.suite`; never on a UCI set of the
+#: paper; see the documentation's study pages): 40 pieces per feature held smooth by a roughness
+#: penalty whose weight is a rule of the training rows (``smoothness="rows"``: 500 / n), the
+#: MLP's lam a rule of the rows too (``lam="rows"``: 5 / n; `pilid.models.row_rules`), pair
+#: terms for FAST's first pairs where inner validation keeps them (``pairs="auto"``), a (64, 32)
+#: MLP and a bag of 16 (both beat the paper's six layers and one model on breast cancer,
+#: diabetes and synthetic data).
 LIBRARY_DEFAULTS = {
     "gamma": 40,
     "knots": "quantile",
@@ -73,20 +72,6 @@ LIBRARY_DEFAULTS = {
     "n_bags": 16,
     "smoothness": ROWS,
     "pairs": "auto",
-}
-#: The library defaults before issue 31 (gamma a rule of the rows up to 5 pieces, lam 1e-3, no
-#: roughness penalty, no pair terms): the baseline every study of the levers was measured
-#: against (``scripts/lever_study.py``'s ``defaults``, ``scripts/bands_coverage.py``'s and
-#: ``scripts/choose_defaults.py``'s ``library_earlier``), pinned so that their rows stay what
-#: they are.
-EARLIER_DEFAULTS = {
-    "gamma": "auto",
-    "knots": "quantile",
-    "hidden_layers": (64, 32),
-    "lam": 1e-3,
-    "n_bags": 16,
-    "smoothness": 0.0,
-    "pairs": 0,
 }
 #: The paper's values of the same hyper-parameters (Section 4; conf/model/pilid.yaml pins them):
 #: ``PiLiDRegressor(**PAPER_PROTOCOL)`` is the paper's PiLiD with gamma=5.
@@ -110,8 +95,8 @@ _PILID_DOC = (
 
     A piecewise-linear additive component u_j on Phi (Definitions 1-3, Eq. 10) plus an MLP
     (Eq. 6-8), trained jointly (Eq. 9, 11; Algorithm 1). The defaults are the library's
-    (`LIBRARY_DEFAULTS`, chosen on issue 31's development suite of R's tables, none of the
-    paper's UCI sets: ``scripts/lever_study.py``); the paper's values are given in brackets and
+    (`LIBRARY_DEFAULTS`, chosen on the development suite of R's tables, none of the paper's UCI
+    sets; see the documentation's study pages); the paper's values are given in brackets and
     pinned by ``conf/model/pilid.yaml`` (`PAPER_PROTOCOL`).
 
     Parameters
@@ -161,19 +146,18 @@ _PILID_DOC = (
         points, Gorishniy et al., NeurIPS 2022), b columns in [0, 1]; a feature with few
         distinct values gets fewer bins, a 0/1 feature keeps its one column. The additive part
         and the shapes are the same either way; the fitted edges are in ``deep_bins_``. Off by
-        default: on the development suite's five splits (``scripts/lever_study.py``) 8 bins were
-        worse than the standardised column on 8 of 10 tables.
+        default: on the development suite 8 bins were mostly worse than the standardised column
+        (the documentation's study pages).
     lr : float, default=0.005
         Learning rate [0.005]. A fit whose training diverges raises
         `pilid.errors.TrainingDivergedError` (lower ``lr``).
     lr_decay : float in (0, 1) or None, default=None
-        Beyond the paper (the issue's learning-rate schedule): once early stopping ends
-        training, go on from the best weights at ``lr * lr_decay`` (up to ``epochs`` more, the
-        same ``patience``), keeping the new weights only where they beat the best validation loss
+        Beyond the paper (a learning-rate schedule): once early stopping ends training, go on
+        from the best weights at ``lr * lr_decay`` (up to ``epochs`` more, the same
+        ``patience``), keeping the new weights only where they beat the best validation loss
         before; ``history_["phase"]`` names its epochs ``"refine"``. None: no such phase. Off by
-        default: on the development suite's screening splits (``scripts/lever_study.py``) 0.1
-        was better on 7 of 13 tables and worse on 6, each by under 0.001 but hmda (0.0027
-        worse).
+        default: on the development suite 0.1 was better on about as many tables as it was
+        worse (the documentation's study pages).
     epochs : int, default=100
         Upper bound on the epochs (0: Algorithm 1's start alone, no gradient step); the paper
         gives no epoch count.
@@ -261,7 +245,7 @@ _PILID_DOC = (
         ``infrequent_categories_`` lists them, and such a level at prediction gets the merged
         level's value. A level with no fit row is left as it is, and a numeric column named in
         ``categorical_features`` is not merged. None: every level its own value [the paper's].
-        Off by default (``scripts/lever_study.py``; the guide's "Levers measured since")."""
+        Off by default (the development suite; the guide's "Levers measured since")."""
     + MONOTONE_DOC
     + """
 

@@ -4,9 +4,8 @@
 loss rather than the mean one: the training loss of Eq. 11 is a mean over the n rows, so a weight
 c / n on it is the weight c on the sum, and the prior counts for less as the rows grow.
 ``gamma="auto"``, the same kind of rule for the pieces, is `pilid.nn.piecewise.auto_gamma`.
-The constants were chosen on issue 31's development suite of R's tables
-(``scripts/lever_study.py``: variant ``gamma40_smooth_rows_lam_rows_pairs_auto``), never on a UCI
-set of the paper.
+The constants were chosen on the development suite of R's tables (`pilid.data.suite`; the
+documentation's study pages), never on a UCI set of the paper.
 """
 
 from __future__ import annotations

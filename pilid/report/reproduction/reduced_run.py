@@ -1,6 +1,6 @@
-"""The reduced run and what changed since: each claim's verdict on the simulation cells that
-``scripts/reproduce_simulation.sh`` first ran at ``REDUCED_RUN_TRIALS`` trials (its step 3,
-marked † n/20 until topped up), against its verdict on today's records.
+"""The reduced run and what changed since: each claim's verdict on the simulation cells first
+run at ``REDUCED_RUN_TRIALS`` trials (a reduced run, marked † n/20 until topped up), against
+its verdict on today's records.
 
 The reduced run is read back from the records, not remembered: trial k of a setting has seed
 ``seed + k`` whatever the trial count asked for, so the first ``REDUCED_RUN_TRIALS`` trials of a
@@ -16,7 +16,7 @@ import pandas as pd
 
 from pilid.report.reproduction.claims import Claim, Part
 
-#: Trials per cell of the reduced run (the script's ``REDUCED_TRIALS`` default).
+#: Trials per cell of the reduced run (``REDUCED_TRIALS`` of the simulation's reproduction script).
 REDUCED_RUN_TRIALS = 5
 #: The reduced run's cells (the script's step 3): these baselines at these N in both simulation
 #: experiments, and PiLiD at these gammas in the classification one.

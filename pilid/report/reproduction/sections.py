@@ -246,9 +246,9 @@ def claims_section(found: list[Claim], since_reduced: dict[str, str] | None = No
         ]
         if since_reduced and claim.key in since_reduced:
             lines += [
-                f"Since the reduced run (the simulation cells `scripts/reproduce_simulation.sh` "
-                f"first ran at {REDUCED_RUN_TRIALS} trials, read back at their first "
-                f"{REDUCED_RUN_TRIALS}): {since_reduced[claim.key]}",
+                f"Since the reduced run (the simulation cells first run at {REDUCED_RUN_TRIALS} "
+                f"trials, read back at their first {REDUCED_RUN_TRIALS}): "
+                f"{since_reduced[claim.key]}",
                 "",
             ]
         for part in claim.parts:
