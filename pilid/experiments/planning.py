@@ -189,18 +189,16 @@ def plan_blocks(trials: int, block_size: int, to_run: Iterable[int]) -> list[lis
 def resolve_n_jobs(value: Any, batched: bool, device: str, n_units: int) -> int:
     """Worker processes for a setting's blocks or trials; ``auto`` picks what is fastest.
 
-    Measured with ``scripts/bench_trials.py`` on 2 CPU cores (T=20, N=16,000, the paper's MLP,
-    against training the trials one by one): one 2-thread process training the ensemble with
-    batched matmuls 1.28x on a quiet machine but 0.65x beside another busy process, one
-    one-thread worker per core (each training its share of the trials as an ensemble) 1.33x and
-    1.70x; small nets 2.95x vs 2.77x. So on CPU ``auto`` is one one-thread worker per core for
-    batched neural models, at most one per block; on CUDA it is one process holding each block
-    on the GPU; models that do not batch run one by one (scikit-learn baselines parallelise
-    inside, e.g. the random forest's and EBM's ``n_jobs``). Inside a worker process of the
-    ``pilid_joblib`` launcher (``pilid.parallel.in_worker()``) ``auto`` is 1: the launcher already
-    runs one setting per core, so the setting's blocks train one after the other in that worker.
-    The number of workers never changes a result: on the CPU every neural block trains on one
-    thread wherever it runs.
+    On the CPU, one one-thread worker per core, each training its share of the trials as one
+    batched ensemble, is faster than one multi-threaded process, which slows most beside another
+    busy process (the documentation's Benchmarks page measures both). So on CPU ``auto`` is one
+    one-thread worker per core for batched neural models, at most one per block; on CUDA it is
+    one process holding each block on the GPU; models that do not batch run one by one (scikit-
+    learn baselines parallelise inside, e.g. the random forest's and EBM's ``n_jobs``). Inside a
+    worker process of the ``pilid_joblib`` launcher (``pilid.parallel.in_worker()``) ``auto`` is
+    1: the launcher already runs one setting per core, so the setting's blocks train one after
+    the other in that worker. The number of workers never changes a result: on the CPU every
+    neural block trains on one thread wherever it runs.
     """
     if value in (None, "auto"):
         from pilid.parallel import in_worker
