@@ -23,7 +23,8 @@ from pilid import (  # noqa: E402
     PiLiDRegressor,
 )
 from pilid.errors import PilidError  # noqa: E402
-from pilid.models.displays import MISSING_LABEL, InteractionDisplay, ShapeDisplay  # noqa: E402
+from pilid.models.displays import MISSING_LABEL, ShapeDisplay  # noqa: E402
+from pilid.models.interaction_display import InteractionDisplay  # noqa: E402
 
 LEVELS = ["not", "fairly", "very"]
 

@@ -10,7 +10,7 @@ import pytest
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
-from pilid.models.displays import InteractionDisplay
+from pilid.models.interaction_display import InteractionDisplay
 
 matplotlib.use("Agg")
 

@@ -24,8 +24,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from pilid.errors import PilidError
 from pilid.models import bagging, multiclass
-from pilid.models.displays import InteractionPlotMixin
 from pilid.models.explanation import ExplainMixin
+from pilid.models.interaction_display import InteractionPlotMixin
 from pilid.models.joint_grid import check_pair, grid_axis, keep_grid_rows
 from pilid.models.neural import BAG_CONSTRAINTS, BLOCK_LAYERS, NeuralEstimator
 from pilid.models.params import Number, Whole

@@ -249,8 +249,8 @@ class PiLiBClassifier(ClassifierOutput, PiLiBBase):  # noqa: D101 (its __doc__ i
 
 def plot_interaction(estimator, i, j, ax=None, grid: int = 50, X=None, target=None):
     """Heat map of a fitted PiLiB/NIT estimator's joint effect of features i and j (Figure 5);
-    returns the axes (`pilid.models.displays.InteractionDisplay`; ``target``: the class drawn
-    for a model of K > 2 classes)."""
+    returns the axes (`pilid.models.interaction_display.InteractionDisplay`; ``target``: the
+    class drawn for a model of K > 2 classes)."""
     if not isinstance(estimator, BlockModel):
         raise PilidError(
             "plot_interaction needs a fitted PiLiB or NIT estimator, got "

@@ -15,7 +15,7 @@ import numpy as np
 
 from pilid.models import multiclass, pair_effect, shape_choice
 from pilid.models.bagging import BAG_VALIDATION
-from pilid.models.displays import InteractionPlotMixin
+from pilid.models.interaction_display import InteractionPlotMixin
 from pilid.models.joint_grid import keep_grid_rows
 from pilid.models.monotone import (
     MONOTONE_ATTRIBUTE_DOC,

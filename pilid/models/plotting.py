@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pilid.models.displays import InteractionDisplay, ShapeDisplay, plain_text
+from pilid.models.displays import ShapeDisplay, plain_text
+from pilid.models.interaction_display import InteractionDisplay
 
 __all__ = ["draw_joint_effect", "plain_text", "plot_interaction", "plot_shapes"]
 

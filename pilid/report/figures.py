@@ -36,7 +36,8 @@ from matplotlib.ticker import MaxNLocator
 
 from pilid.atomic import replacing
 from pilid.experiments.artefacts import GRID_KIND, artefact_path
-from pilid.models.displays import InteractionDisplay, ShapeDisplay, plain_text
+from pilid.models.displays import ShapeDisplay, plain_text
+from pilid.models.interaction_display import InteractionDisplay
 from pilid.report import shapes
 from pilid.report.labels import model_label
 from pilid.report.records import ExperimentGrid, newest, notice, select_records
