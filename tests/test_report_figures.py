@@ -253,7 +253,7 @@ import pandas as pd
 
 before = matplotlib.get_backend()
 import pilid.report
-from pilid.report import figures
+from pilid.report.reproduction import figure
 
 cells = pd.DataFrame(
     {
@@ -264,7 +264,7 @@ cells = pd.DataFrame(
         "reduced": [False, True],
     }
 )
-written = figures.figure_paper_vs_ours(cells, sys.argv[1])
+written = figure.figure_paper_vs_ours(cells, sys.argv[1])
 print(before, matplotlib.get_backend(), len(written), "matplotlib.pyplot" in sys.modules)
 """
 

@@ -195,7 +195,7 @@ def write_cells_csv(cells: pd.DataFrame, path: str | os.PathLike) -> Path:
 
 def draw_paper_vs_ours(cells: pd.DataFrame, out_dir) -> list[Path]:
     """The paper-vs-ours figure of ``cells`` (`paper_cells`) under ``out_dir``."""
-    from pilid.report.figures import figure_paper_vs_ours
+    from pilid.report.reproduction.figure import figure_paper_vs_ours
 
     return figure_paper_vs_ours(
         run_cells(cells),
