@@ -31,7 +31,7 @@ def _config(name: str, overrides: list[str]) -> dict:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from pilid.config import CONF_DIR
+    from pilid.experiments.config import CONF_DIR
 
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cfg = compose(config_name="config", overrides=[f"model={name}", *overrides])

@@ -10,7 +10,8 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from pilid.config import (
+from pilid.errors import PilidError
+from pilid.experiments.config import (
     CONF_DIR,
     check_config,
     check_overrides,
@@ -19,7 +20,6 @@ from pilid.config import (
     normalize_overrides,
     user_config_dirs,
 )
-from pilid.errors import PilidError
 
 
 def _fail(error: Exception) -> None:
@@ -53,7 +53,7 @@ def main(cfg: DictConfig) -> float | None:
 
 def _named(cfg: DictConfig) -> DictConfig:
     """The config with ``model.name``/``data.name`` filled in from the chosen options where a
-    YAML of the user's own directory gives none (``pilid.config.missing_names``)."""
+    YAML of the user's own directory gives none (``pilid.experiments.config.missing_names``)."""
     from hydra.core.hydra_config import HydraConfig
     from omegaconf import OmegaConf, open_dict
 

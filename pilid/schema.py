@@ -7,12 +7,12 @@ One dataclass per config file: ``RunConfig`` (``conf/config.yaml``, with ``Train
 itself rejects a key the dataclass lacks (``model.gamm=3``) and a value of the wrong type
 (``trials=abc``); ``pilid.run`` turns those errors into the command line's one-line form. A key
 added with ``+`` (``+train.epoch=3``) gets past Hydra (it force-adds) and is refused by
-``pilid.config.check_config`` from the same schema.
+``pilid.experiments.config.check_config`` from the same schema.
 
 The values (the defaults a run uses) live once, in the YAML files; the dataclasses hold only the
-keys and their types (every field is ``MISSING`` until a YAML file sets it). The same schemas
-give ``pilid.config`` its valid keys and value types for configs handed to the runner as plain
-dicts, so the checks have one source.
+keys and their types (every field is ``MISSING`` until a YAML file sets it). The same schemas give
+``pilid.experiments.config`` its valid keys and value types for configs handed to the runner as
+plain dicts, so the checks have one source.
 
 A field's type decides how a value is stored and hence the setting id (``1000`` and ``1000.0``
 hash differently): a field is ``float`` only where its YAML value is a float. A data field that

@@ -14,7 +14,7 @@ import json
 
 from hydra import compose, initialize_config_dir
 
-from pilid.config import CONF_DIR
+from pilid.experiments.config import CONF_DIR
 from pilid.experiments.grid import expand, sweep_params
 from pilid.experiments.setting import setting_id
 

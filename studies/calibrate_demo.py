@@ -50,10 +50,10 @@ from omegaconf import OmegaConf
 from sklearn.linear_model import LinearRegression
 from threadpoolctl import threadpool_limits
 
-from pilid.config import CONF_DIR
 from pilid.data import load_dataset, make_split
 from pilid.data.demo import PAIRS_PER_FEATURE, _streams, generate_demo, make_demo_truth
 from pilid.data.synthetic import GENERATORS, generate
+from pilid.experiments.config import CONF_DIR
 from pilid.report.paper import paper_results
 
 MS = (10, 20, 30, 40, 50)

@@ -19,7 +19,7 @@ import sys
 import numpy as np
 from hydra import compose, initialize_config_dir
 
-from pilid.config import CONF_DIR
+from pilid.experiments.config import CONF_DIR
 from pilid.experiments.setting import setting_id
 from pilid.report.records import load_records
 from pilid.report.stats import paired_ttest, shared_units

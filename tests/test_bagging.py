@@ -196,7 +196,7 @@ def test_n_bags_is_a_parameter():
 def _compose_run(overrides):
     from hydra import compose, initialize_config_dir
 
-    from pilid.config import CONF_DIR
+    from pilid.experiments.config import CONF_DIR
 
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         return compose(config_name="config", overrides=overrides)

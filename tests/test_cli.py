@@ -10,7 +10,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from pilid.config import CONF_DIR, group_options
+from pilid.experiments.config import CONF_DIR, group_options
 from pilid.experiments.setting import setting_id
 
 

@@ -7,15 +7,15 @@ import torch
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from pilid.config import (
+from pilid.device import resolve_device
+from pilid.errors import PilidError
+from pilid.experiments.config import (
     CONF_DIR,
     check_config,
     check_overrides,
     composition_error,
     group_options,
 )
-from pilid.device import resolve_device
-from pilid.errors import PilidError
 
 
 def _compose(overrides: list[str]):

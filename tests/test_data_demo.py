@@ -16,11 +16,11 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 from scipy import stats
 
-from pilid.config import CONF_DIR, check_config
 from pilid.data import load_dataset, make_split
 from pilid.data.demo import PAIRS_PER_FEATURE, default_pairs, generate_demo, make_demo_truth
 from pilid.data.synthetic import make_true_shapes
 from pilid.errors import PilidError
+from pilid.experiments.config import CONF_DIR, check_config
 from pilid.experiments.setting import setting_id
 from pilid.report.shapes import evaluator_for, trial_fidelity
 

@@ -17,10 +17,10 @@ from hydra import compose, initialize_config_dir
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from pilid.config import CONF_DIR, check_config
 from pilid.data import load_dataset, make_split
 from pilid.errors import PilidError, TrainingDivergedError, TrainingDivergedWarning
 from pilid.experiments import run_setting
+from pilid.experiments.config import CONF_DIR, check_config
 from pilid.models.neural import FewRowsPerPieceWarning
 from pilid.models.nit import NITRegressor
 from pilid.models.pilib import PiLiBClassifier

@@ -8,7 +8,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from pilid.config import CONF_DIR, check_config, group_options
+from pilid.experiments.config import CONF_DIR, check_config, group_options
 from pilid.report.records import experiment_grid
 
 PAPER = (

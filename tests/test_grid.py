@@ -8,7 +8,7 @@ from hydra import compose, initialize_config_dir
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
-from pilid.config import CONF_DIR, group_options
+from pilid.experiments.config import CONF_DIR, group_options
 from pilid.experiments.grid import expand, experiment_jobs, first_values, sweep_axes, sweep_params
 from pilid.report.records import Setting, _setting_fields, compose_experiment_grid
 

@@ -30,8 +30,8 @@ import pytest
 from filelock import FileLock
 from hydra import compose, initialize_config_dir
 
-from pilid.config import CONF_DIR
 from pilid.experiments import run_setting, setting_id
+from pilid.experiments.config import CONF_DIR
 from pilid.experiments.locking import lock_path
 
 pytestmark = pytest.mark.skipif(

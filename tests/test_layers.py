@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("models", ("pilid.models",)),
     (
         "experiments",
-        ("pilid.experiments", "pilid.config", "pilid.run", "hydra_plugins"),
+        ("pilid.experiments", "pilid.run", "hydra_plugins"),
     ),
     ("report", ("pilid.report",)),
 )

@@ -18,9 +18,9 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.svm import SVR
 
-from pilid.config import CONF_DIR, group_options
 from pilid.data import load_dataset, make_split
 from pilid.errors import PilidError
+from pilid.experiments.config import CONF_DIR, group_options
 from pilid.experiments.model_config import (
     build_estimator,
     builtin_estimator,

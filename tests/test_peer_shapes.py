@@ -180,7 +180,7 @@ SPREAD = {
 def _peer_record(model, trial):
     from omegaconf import OmegaConf
 
-    from pilid.config import CONF_DIR
+    from pilid.experiments.config import CONF_DIR
 
     params = {}  # PiLiD's records carry the gamma and smoothness of its config (the setting)
     if model == "pilid_lib":

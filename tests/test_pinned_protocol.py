@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from pilid.config import CONF_DIR, TRAIN_PARAM_KEYS, base_defaults
+from pilid.experiments.config import CONF_DIR, TRAIN_PARAM_KEYS, base_defaults
 from pilid.experiments.model_config import builtin_estimator
 
 #: Set by the runner for every trial (seed, device, the split's categorical columns, verbosity).

@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from hydra import compose, initialize_config_dir
 
-from pilid.config import CONF_DIR
 from pilid.experiments import run_setting
+from pilid.experiments.config import CONF_DIR
 from pilid.report.records import (
     ExperimentGrid,
     Setting,

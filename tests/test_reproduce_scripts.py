@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from pilid.config import CONF_DIR, check_config
+from pilid.experiments.config import CONF_DIR, check_config
 from pilid.experiments.grid import sweep_axes
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,8 +13,8 @@ import time
 import pytest
 from hydra import compose, initialize_config_dir
 
-from pilid.config import CONF_DIR
 from pilid.experiments import ResultStore, run_setting
+from pilid.experiments.config import CONF_DIR
 from pilid.experiments.planning import plan_blocks
 
 # Early stopping on (patience 3), so that a trial's value depends on the epoch it restores:

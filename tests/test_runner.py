@@ -18,9 +18,9 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from pilid.config import CONF_DIR
 from pilid.data import load_dataset, make_split
 from pilid.experiments import ResultStore, load_results, run_setting
+from pilid.experiments.config import CONF_DIR
 from pilid.experiments.model_config import builtin_estimator
 from pilid.experiments.setting import setting_id
 from pilid.experiments.store import RECORD_FIELDS, StoreWarning

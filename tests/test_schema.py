@@ -8,7 +8,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from pilid.config import CONF_DIR, group_options
+from pilid.experiments.config import CONF_DIR, group_options
 from pilid.schema import SCHEMA_GROUP, SCHEMAS, RunConfig, TrainConfig, whole_number_keys
 
 

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from hydra import compose, initialize_config_dir
 
-from pilid.config import CONF_DIR, check_config, normalize_config, normalize_overrides
 from pilid.errors import PilidError
 from pilid.experiments import ResultStore, run_setting
 from pilid.experiments import runner as runner_module
 from pilid.experiments.artefacts import ranked_pairs
+from pilid.experiments.config import CONF_DIR, check_config, normalize_config, normalize_overrides
 from pilid.experiments.setting import setting_id
 from pilid.experiments.store import StoreWarning
 

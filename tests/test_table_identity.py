@@ -13,10 +13,10 @@ import pytest
 from hydra import compose, initialize_config_dir
 from sklearn.linear_model import LinearRegression
 
-from pilid.config import CONF_DIR
 from pilid.data import load_dataset, make_split
 from pilid.errors import DataFileError, PilidError
 from pilid.experiments import ResultStore, run_setting
+from pilid.experiments.config import CONF_DIR
 from pilid.experiments.setting import setting_id, setting_label, table_identity, table_name
 from pilid.report.records import grids_for_records, load_records
 from pilid.report.tables import build_tables

@@ -13,12 +13,12 @@ import pytest
 from hydra import compose, initialize_config_dir
 from sklearn.linear_model import LinearRegression
 
-from pilid.config import CONF_DIR
 from pilid.data import load_dataset, make_split
 from pilid.data.split import MISSING_LEVEL
 from pilid.data.table import drop_missing, frame_dataset
 from pilid.errors import PilidError
 from pilid.experiments import run_setting
+from pilid.experiments.config import CONF_DIR
 from pilid.experiments.setting import setting_id
 
 N_ROWS = 160

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pilid.config import composition_error, yaml_error
 from pilid.errors import PilidError
+from pilid.experiments.config import composition_error, yaml_error
 from pilid.run import check_composition
 from pilid.schema import section_fields
 

@@ -22,9 +22,9 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import roc_auc_score
 
-from pilid.config import CONF_DIR, check_config, check_overrides, missing_names
 from pilid.data import load_dataset, make_split
 from pilid.errors import PilidError
+from pilid.experiments.config import CONF_DIR, check_config, check_overrides, missing_names
 from pilid.experiments.setting import setting_id
 from pilid.run import check_composition
 

@@ -1,12 +1,11 @@
 """Hydra's basic sweeper, checking every job's config before the first job runs.
 
-``python -m pilid.run -m gamma=1,0,5`` would otherwise train gamma=1, stop at gamma=0 and never
-run gamma=5. The sweeper composes each job's config (Hydra's basic sweeper already does, to
-catch composition errors) and runs ``pilid.config.check_config`` on it, which also validates the
-model's hyper-parameters; the first bad job stops the sweep with one line before anything trains.
-Hydra loads plugins only from the ``hydra_plugins`` namespace package, hence this place.
-Selected by ``conf/hydra/sweeper/pilid.yaml`` (the default in ``conf/config.yaml``).
-"""
+``python -m pilid.run -m gamma=1,0,5`` would otherwise train gamma=1, stop at gamma=0 and never run
+gamma=5. The sweeper composes each job's config (Hydra's basic sweeper already does, to catch
+composition errors) and runs ``pilid.experiments.config.check_config`` on it, which also validates
+the model's hyper-parameters; the first bad job stops the sweep with one line before anything
+trains. Hydra loads plugins only from the ``hydra_plugins`` namespace package, hence this place.
+Selected by ``conf/hydra/sweeper/pilid.yaml`` (the default in ``conf/config.yaml``)."""
 
 from __future__ import annotations
 
@@ -16,8 +15,13 @@ from collections.abc import Sequence
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from omegaconf import OmegaConf
 
-from pilid.config import check_config, composition_error, missing_names, user_config_dirs
 from pilid.errors import PilidError
+from pilid.experiments.config import (
+    check_config,
+    composition_error,
+    missing_names,
+    user_config_dirs,
+)
 from pilid.experiments.interrupts import watch_settings
 
 

@@ -92,7 +92,7 @@ def recorded_counts(configs: Iterable[Any] | None = None) -> tuple[int, int] | N
     """(trials recorded, trials) summed over ``configs`` (default: the registered settings),
     counting trials ``0 .. trials-1`` found in each setting's results store; None when there is
     no setting or a count fails (an unreadable store, a config that does not resolve)."""
-    from pilid.config import normalize_config
+    from pilid.experiments.config import normalize_config
     from pilid.experiments.setting import resolved_config, setting_id
     from pilid.experiments.store import ResultStore, records_in
 

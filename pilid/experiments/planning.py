@@ -104,7 +104,7 @@ def plan_setting(cfg: DictConfig | Mapping[str, Any], records=None) -> Plan:
     wall time of the others on this machine from the store's ``fit_seconds`` of the same model
     on the same data (``trial_seconds``), divided over the worker processes the run would use.
     Trains nothing and loads no data."""
-    from pilid.config import check_config, normalize_config
+    from pilid.experiments.config import check_config, normalize_config
 
     config = resolved_config(cfg)
     check_config(config)

@@ -32,9 +32,9 @@ import numpy as np
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from pilid.config import TRAIN_PARAM_KEYS, model_params  # noqa: F401 - re-exported
 from pilid.errors import PilidError
 from pilid.experiments.artefacts import artefact_frames, artifact_dir, write_artefacts
+from pilid.experiments.config import TRAIN_PARAM_KEYS, model_params  # noqa: F401 - re-exported
 from pilid.experiments.interrupts import RunInterrupted, Terminated, signals_as_exceptions
 from pilid.experiments.locking import setting_lock
 from pilid.experiments.planning import plan_blocks, resolve_block_size, resolve_n_jobs
@@ -61,7 +61,7 @@ def run_setting(cfg: DictConfig | Mapping[str, Any]) -> Summary:
     interrupted and resumed run gives the same numbers as an uninterrupted one. SIGINT/SIGTERM
     stop the workers, keep every recorded trial and raise ``RunInterrupted``.
     """
-    from pilid.config import check_config, normalize_config
+    from pilid.experiments.config import check_config, normalize_config
 
     try:
         config = resolved_config(cfg)

@@ -14,7 +14,7 @@ A key added after records existed is left out while it holds the value that comp
 what was computed before it existed (``KEYS_ADDED_AT_IDENTITY``, e.g. ``model.n_bags=1``: one
 model, no bag), so the records made before stay valid; any other value is hashed.
 
-Values are normalised first (``pilid.config.normalize_config``): ``data.N=1e3`` and
+Values are normalised first (``pilid.experiments.config.normalize_config``): ``data.N=1e3`` and
 ``data.N=1000`` are one setting, as are ``model.lam=0`` and ``model.lam=0.0``.
 
 A table (``data=table``, or a user's YAML that extends it) is identified by its contents
@@ -87,7 +87,7 @@ def resolved_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
 
 def setting_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
     """The resolved, normalised config minus the bookkeeping keys: what ``setting_id`` hashes."""
-    from pilid.config import normalize_config
+    from pilid.experiments.config import normalize_config
 
     config = normalize_config(resolved_config(cfg))
     for key in BOOKKEEPING_KEYS:

@@ -312,7 +312,7 @@ def _conf_state(conf_dir: Path) -> tuple:
 def experiment_grid(name: str, conf_dir: str | os.PathLike | None = None) -> ExperimentGrid:
     """The settings of ``conf/experiment/<name>.yaml`` (see `compose_experiment_grid`), composed
     once per process and configuration state (composing a large sweep takes seconds)."""
-    from pilid.config import CONF_DIR
+    from pilid.experiments.config import CONF_DIR
 
     conf_dir = Path(conf_dir or CONF_DIR).resolve()
     key = (name, str(conf_dir), _conf_state(conf_dir))
@@ -334,7 +334,7 @@ def compose_experiment_grid(name: str, conf_dir: str | os.PathLike | None = None
     from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
-    from pilid.config import CONF_DIR
+    from pilid.experiments.config import CONF_DIR
 
     conf_dir = Path(conf_dir or CONF_DIR).resolve()
     if not (conf_dir / "experiment" / f"{name}.yaml").exists():
@@ -416,7 +416,7 @@ def grids_for_records(
     frame: pd.DataFrame, conf_dir: str | os.PathLike | None = None
 ) -> list[ExperimentGrid]:
     """The grid of every experiment named in the records (from its config where there is one)."""
-    from pilid.config import CONF_DIR
+    from pilid.experiments.config import CONF_DIR
 
     if conf_dir is not None and not (Path(conf_dir).expanduser() / "experiment").is_dir():
         raise PilidError(
