@@ -12,7 +12,9 @@ added with ``+`` (``+train.epoch=3``) gets past Hydra (it force-adds) and is ref
 The values (the defaults a run uses) live once, in the YAML files; the dataclasses hold only the
 keys and their types (every field is ``MISSING`` until a YAML file sets it). The same schemas give
 ``pilid.experiments.config`` its valid keys and value types for configs handed to the runner as
-plain dicts, so the checks have one source.
+plain dicts, so the checks have one source. PiLiD's two schemas (``pilid``, ``pilid_lib``) are built
+from its declared hyper-parameters (`pilid.hyperparameters.PILID`: the ``model`` keys and their
+types), not written out here.
 
 A field's type decides how a value is stored and hence the setting id (``1000`` and ``1000.0``
 hash differently): a field is ``float`` only where its YAML value is a float. A data field that
@@ -34,6 +36,8 @@ from pathlib import Path
 from typing import Any
 
 from omegaconf import MISSING
+
+from pilid import hyperparameters
 
 #: The repository's config directory (``conf/``): the YAML files the schemas type.
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
@@ -183,33 +187,38 @@ class MLPModel(PenaltyConfig):
     n_bags: int = MISSING
 
 
-@dataclass
-class PiLiDModel(MLPModel):
-    """PiLiD with the paper's protocol (``model=pilid``)."""
-
-    gamma: int = MISSING
-    knots: str = MISSING
-    init: str = MISSING
-    reg_groups: str = MISSING
-    purify: bool = MISSING
-    monotone_constraints: Any = MISSING  # None, {column: 1 or -1} or one of -1, 0, 1 per column
-    schedule: str = MISSING  # "joint" (Algorithm 1) or "additive_first"
-    smoothness: float = MISSING  # the shapes' roughness penalty (0: none, the paper's)
-    pairs: Any = MISSING  # pair terms: a whole number >= 0 (0: none, the paper's) or "auto"
-    lr_decay: float | None = MISSING  # refining phase at lr * lr_decay (None: none, the paper's)
-    bag_validation: str = MISSING  # a bag's early-stopping rows: "shared" or each member's "own"
-    deep_bins: int | None = MISSING  # the MLP's numeric input on b bins (None: standardised)
-    min_frequency: Any = MISSING  # levels with fewer fit rows merged (None: none)
+def _declared_schema(name: str, base: type, schema_type: str, doc: str) -> type:
+    """A dataclass of `base` with a field per ``model`` key of `pilid.hyperparameters.PILID`
+    (typed by the entry's `schema_type` attribute, ``type`` or ``schema_type``; a field of
+    `base` keeps its place and takes the declared type)."""
+    fields = [
+        (p.name, getattr(p, schema_type), field(default=MISSING))
+        for p in hyperparameters.model_keys(hyperparameters.PILID)
+    ]
+    schema = dataclasses.make_dataclass(name, fields, bases=(base,))
+    schema.__module__ = __name__
+    schema.__doc__ = doc
+    return schema
 
 
-@dataclass
-class PiLiDLibModel(PiLiDModel):
-    """PiLiD with the library's defaults: gamma, lam and smoothness may be rules of the training
-    rows ("auto", "rows", "rows"; pilid.models.row_rules) and smoothness "auto" too."""
-
-    gamma: Any = MISSING  # a whole number >= 1 or "auto"
-    lam: Any = MISSING  # a number >= 0 or "rows" (5 / n)
-    smoothness: Any = MISSING  # a number >= 0, "rows" (500 / n) or "auto" (shape_choice)
+#: PiLiD with the paper's protocol (``model=pilid``): every ``model`` key of
+#: `pilid.hyperparameters.PILID`, typed as the paper's values are (``gamma`` an int, ``lam`` and
+#: ``smoothness`` floats).
+PiLiDModel = _declared_schema(
+    "PiLiDModel",
+    MLPModel,
+    "type",
+    "PiLiD with the paper's protocol (``model=pilid``); the keys of `pilid.hyperparameters.PILID`.",
+)
+#: PiLiD with the library's defaults (``model=pilid_lib``): gamma, lam and smoothness may be rules
+#: of the training rows ("auto", "rows", "rows"; pilid.models.row_rules) and smoothness "auto" too.
+PiLiDLibModel = _declared_schema(
+    "PiLiDLibModel",
+    PiLiDModel,
+    "schema_type",
+    "PiLiD with the library's defaults (``model=pilid_lib``): gamma, lam and smoothness may be "
+    "rules of the training rows.",
+)
 
 
 @dataclass

@@ -326,13 +326,21 @@ def make_variant(variant: str, task: str, seed: int, n_train: int):
     """The estimator of ``variant`` for ``task`` (one thread, ``random_state=seed``): its
     parameters on top of the library defaults the levers were measured against
     (`EARLIER_DEFAULTS`), so that a variant's rows stay what they are now that the library's
-    defaults are the variant ``gamma40_smooth_rows_lam_rows_pairs_auto``."""
+    defaults are the variant ``gamma40_smooth_rows_lam_rows_pairs_auto``. A variant that sets a
+    lever that was not adopted (`pilid.hyperparameters.LEVERS`: ``schedule``, ``lr_decay``,
+    ``bag_validation``, ``deep_bins``, ``min_frequency``; no parameters of PiLiD) gets PiLiD's
+    private class that takes them (`pilid.models.pilid._with_levers`), which computes what
+    PiLiD computed with them."""
     from pilid import PiLiDClassifier, PiLiDRegressor
+    from pilid.hyperparameters import LEVERS
+    from pilid.models.pilid import _with_levers
 
     params, rule = VARIANTS[variant]
     params = {**EARLIER_DEFAULTS, **params, **(rule(n_train) if rule is not None else {})}
     offset = params.pop(SEED_OFFSET, 0)  # the same split, another seed of the model
     cls = PiLiDClassifier if task == "classification" else PiLiDRegressor
+    if any(lever.name in params for lever in LEVERS):  # no parameters of PiLiD: the private hook
+        cls = _with_levers(cls)
     return cls(random_state=seed + offset, **params)
 
 

@@ -1,6 +1,8 @@
-"""A bag whose members hold out their own early-stopping rows (``bag_validation="own"``,
-`pilid.models.bagging.member_holdout`), against the shared rows of ``"shared"``: which rows each
-member trains and stops on, and the out-of-bag loss that ``pairs`` / ``smoothness`` choose by."""
+"""A bag whose members hold out their own early-stopping rows (the lever ``bag_validation="own"``,
+`pilid.models.bagging.member_holdout`; measured and not adopted, so set through the lever study's
+private hook `pilid.models.pilid._with_levers`), against the shared rows of ``"shared"``: which
+rows each member trains and stops on, and the out-of-bag loss that ``pairs`` / ``smoothness``
+choose by."""
 
 from __future__ import annotations
 
@@ -10,8 +12,13 @@ from scipy.special import log_softmax
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
+from pilid.hyperparameters import lever
+from pilid.models.pilid import _with_levers
 from pilid.train.validation import holdout_split
 
+#: PiLiD with the levers as parameters (the lever study's hook).
+LeverRegressor = _with_levers(PiLiDRegressor)
+LeverClassifier = _with_levers(PiLiDClassifier)
 SMALL = dict(hidden_layers=(8,), gamma=4, epochs=5, batch_size=64, random_state=0, pairs=0)
 
 
@@ -25,7 +32,7 @@ def _data(n=400, seed=0):
 @pytest.fixture(scope="module")
 def bags():
     X, y = _data()
-    own = PiLiDRegressor(n_bags=16, bag_validation="own", **SMALL).fit(X, y)
+    own = LeverRegressor(n_bags=16, bag_validation="own", **SMALL).fit(X, y)
     shared = PiLiDRegressor(n_bags=16, **SMALL).fit(X, y)
     return X, y, own, shared
 
@@ -47,7 +54,7 @@ def test_each_member_holds_out_its_own_rows_and_no_row_is_left_untrained(bags):
 
 def test_a_member_is_the_same_in_a_bag_of_any_size(bags):
     X, y, own, _ = bags
-    four = PiLiDRegressor(n_bags=4, bag_validation="own", **SMALL).fit(X, y)
+    four = LeverRegressor(n_bags=4, bag_validation="own", **SMALL).fit(X, y)
     for b in range(4):
         assert np.array_equal(four.bag_val_rows_[b], own.bag_val_rows_[b])
         assert np.array_equal(four.bag_rows_[b], own.bag_rows_[b])
@@ -67,7 +74,7 @@ def test_each_member_stops_early_on_its_own_rows(bags):
 
 def test_the_choice_reads_every_fit_row_out_of_some_members_bags():
     X, y = _data(600, seed=1)
-    model = PiLiDRegressor(n_bags=6, bag_validation="own", **{**SMALL, "pairs": [0, 2]})
+    model = LeverRegressor(n_bags=6, bag_validation="own", **{**SMALL, "pairs": [0, 2]})
     model.fit(X, y)
     standard = (y - model.y_offset_) / model.y_scale_
     chosen = model.shape_choice_.loc[model.shape_choice_["chosen"], "val_loss"].item()
@@ -85,7 +92,7 @@ def test_the_choice_reads_every_fit_row_out_of_some_members_bags():
 def test_k_classes_share_each_members_rows_and_choose_out_of_bag():
     X, y = _data(600, seed=2)
     label = np.digitize(y, [0.3, 1.3])  # 3 classes
-    model = PiLiDClassifier(n_bags=4, bag_validation="own", smoothness="auto", **SMALL)
+    model = LeverClassifier(n_bags=4, bag_validation="own", smoothness="auto", **SMALL)
     model.fit(X, label)
     bags = model.class_estimators_
     for bag in bags[1:]:  # bag member b of every class trains and stops on the same rows
@@ -111,16 +118,16 @@ def test_k_classes_share_each_members_rows_and_choose_out_of_bag():
 
 
 def test_shared_is_the_default_and_an_unknown_value_is_one_line():
-    assert PiLiDRegressor().bag_validation == "shared"
+    assert lever(PiLiDRegressor(), "bag_validation") == "shared" == LeverRegressor().bag_validation
     with pytest.raises(PilidError, match="bag_validation") as info:
-        PiLiDRegressor(bag_validation="each").fit(*_data(60))
+        LeverRegressor(bag_validation="each").fit(*_data(60))
     assert "\n" not in str(info.value) and "own" in str(info.value)
 
 
 def test_sample_weights_draw_each_members_bootstrap_from_its_own_rows():
     X, y = _data(300, seed=3)
     weight = np.where(np.arange(300) % 5 == 0, 0.0, 1.0)  # every fifth row weighs nothing
-    model = PiLiDRegressor(n_bags=4, bag_validation="own", **SMALL)
+    model = LeverRegressor(n_bags=4, bag_validation="own", **SMALL)
     model.fit(X, y, sample_weight=weight)
     assert not np.isin(np.flatnonzero(weight == 0), model.bag_rows_).any()
     for rows, val in zip(model.bag_rows_, model.bag_val_rows_):

@@ -1,6 +1,7 @@
-"""PiLiD's ``deep_bins`` (issue 31's levers): the MLP sees each numeric feature piecewise-linearly
-encoded on quantile bins (Gorishniy et al., NeurIPS 2022) instead of one standardised column;
-the additive part and the shapes do not change."""
+"""PiLiD's lever ``deep_bins`` (issue 31's levers; measured and not adopted, so set through the
+lever study's private hook `pilid.models.pilid._with_levers`): the MLP sees each numeric feature
+piecewise-linearly encoded on quantile bins (Gorishniy et al., NeurIPS 2022) instead of one
+standardised column; the additive part and the shapes do not change."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ import pytest
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
+from pilid.models.pilid import _with_levers
 from pilid.train.batched import deep_columns, deep_input, piecewise_encoding, quantile_bins
 
+#: PiLiD with the levers as parameters (the lever study's hook).
+LeverRegressor = _with_levers(PiLiDRegressor)
+LeverClassifier = _with_levers(PiLiDClassifier)
 SMALL = dict(epochs=15, batch_size=64, device="cpu", random_state=0, n_bags=1, pairs=0)
 
 
@@ -89,7 +94,7 @@ def _table(n=600, seed=0):
 
 def test_the_mlp_sees_the_bins_of_the_numeric_features_it_sees_and_shapes_stay_whole():
     X, y = _table()
-    model = PiLiDClassifier(
+    model = LeverClassifier(
         gamma=6, hidden_layers=(8,), deep_bins=4, monotone_constraints={"up": 1}, **SMALL
     ).fit(X, y)
     encoded = dict(model.deep_bins_)
@@ -111,7 +116,7 @@ def test_the_mlp_sees_the_bins_of_the_numeric_features_it_sees_and_shapes_stay_w
 
 def test_a_bag_with_bins_predicts_as_the_mean_of_its_members():
     X, y = _table(n=400, seed=1)
-    bag = PiLiDClassifier(gamma=4, hidden_layers=(8,), deep_bins=5, **{**SMALL, "n_bags": 3})
+    bag = LeverClassifier(gamma=4, hidden_layers=(8,), deep_bins=5, **{**SMALL, "n_bags": 3})
     bag.fit(X, y)
     for member in bag.estimators_:
         assert member.deep_bins_ is bag.deep_bins_ or all(
@@ -126,7 +131,7 @@ def test_without_bins_nothing_changes():
     X, y = _table(n=300)
     plain = PiLiDClassifier(gamma=4, hidden_layers=(8,), **SMALL).fit(X, y)
     assert plain.deep_bins_ is None
-    again = PiLiDClassifier(gamma=4, hidden_layers=(8,), deep_bins=None, **SMALL).fit(X, y)
+    again = LeverClassifier(gamma=4, hidden_layers=(8,), deep_bins=None, **SMALL).fit(X, y)
     np.testing.assert_array_equal(plain.predict_proba(X), again.predict_proba(X))
 
 
@@ -134,7 +139,7 @@ def test_without_bins_nothing_changes():
 def test_deep_bins_below_two_or_not_whole_is_one_line(bad):
     X = np.random.default_rng(0).normal(size=(50, 2))
     with pytest.raises(PilidError, match="deep_bins") as info:
-        PiLiDRegressor(deep_bins=bad, **SMALL).fit(X, X[:, 0])
+        LeverRegressor(deep_bins=bad, **SMALL).fit(X, X[:, 0])
     assert "\n" not in str(info.value)
 
 
@@ -144,7 +149,7 @@ def test_rows_of_weight_zero_place_no_edge_and_three_classes_share_the_bins():
     X[:10, 0] = 50.0  # far out, weight 0: no edge there
     y = (X[:, 1] > 0).astype(int) + (X[:, 1] > 1)  # three classes
     weight = np.r_[np.zeros(10), np.ones(290)]
-    model = PiLiDClassifier(gamma=4, hidden_layers=(8,), deep_bins=3, **SMALL)
+    model = LeverClassifier(gamma=4, hidden_layers=(8,), deep_bins=3, **SMALL)
     model.fit(X, y, sample_weight=weight)
     edges = dict(model.deep_bins_)[0]
     np.testing.assert_allclose(edges, np.quantile(X[10:, 0], np.linspace(0, 1, 4)))

@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "pilid.device",
             "pilid.tasks",
             "pilid.streams",
+            "pilid.hyperparameters",
             "pilid.schema",
             "pilid.parallel",
             "pilid.atomic",

@@ -1,5 +1,7 @@
-"""PiLiD's ``min_frequency`` (scikit-learn's ``OneHotEncoder`` convention): the levels of a
-category / string column with fewer fit rows than it become one level, ``"(infrequent)"``.
+"""PiLiD's lever ``min_frequency`` (scikit-learn's ``OneHotEncoder`` convention; measured and not
+adopted, so set through the lever study's private hook `pilid.models.pilid._with_levers`): the
+levels of a category / string column with fewer fit rows than it become one level,
+``"(infrequent)"``.
 
 The fit is checked against an independent computation: the same estimator without
 ``min_frequency`` on a frame whose rare levels were replaced by hand with one label, the last
@@ -16,7 +18,14 @@ import pytest
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
 from pilid.models.inputs import INFREQUENT_LEVEL, UnseenCategoryWarning
+from pilid.models.pilid import _with_levers
 
+#: PiLiD with the levers as parameters (the lever study's hook).
+LEVERS = {
+    PiLiDRegressor: _with_levers(PiLiDRegressor),
+    PiLiDClassifier: _with_levers(PiLiDClassifier),
+}
+LeverRegressor = LEVERS[PiLiDRegressor]
 SMALL = dict(hidden_layers=(8,), epochs=15, batch_size=64, device="cpu", random_state=0)
 #: level -> (rows, effect): three common levels and three rare ones
 LEVELS = {
@@ -58,7 +67,7 @@ def _merged_by_hand(df, rare):
 def test_the_fit_equals_one_on_levels_merged_by_hand(cls):
     df, y = _frame()
     target = y if cls is PiLiDRegressor else (y > np.median(y)).astype(int)
-    est = cls(gamma=4, n_bags=2, min_frequency=10, **SMALL).fit(df, target)
+    est = LEVERS[cls](gamma=4, n_bags=2, min_frequency=10, **SMALL).fit(df, target)
     assert est.infrequent_categories_ == {1: ["d", "e", "f"]}
     assert est.categories_[1] == ["a", "b", "c", INFREQUENT_LEVEL]
     assert est.categories_[2] == ["p", "q"]  # no level under 10 rows: as it was
@@ -74,9 +83,9 @@ def test_the_fit_equals_one_on_levels_merged_by_hand(cls):
 
 def test_a_fraction_counts_the_fit_rows():
     df, y = _frame()  # 380 rows: 0.02 of them is 7.6, so d (6 rows) and below merge
-    est = PiLiDRegressor(gamma=4, n_bags=1, min_frequency=0.02, **SMALL).fit(df, y)
+    est = LeverRegressor(gamma=4, n_bags=1, min_frequency=0.02, **SMALL).fit(df, y)
     assert est.infrequent_categories_ == {1: ["d", "e", "f"]}
-    est = PiLiDRegressor(gamma=4, n_bags=1, min_frequency=0.01, **SMALL).fit(df, y)  # 3.8
+    est = LeverRegressor(gamma=4, n_bags=1, min_frequency=0.01, **SMALL).fit(df, y)  # 3.8
     assert est.infrequent_categories_ == {1: ["e", "f"]}
 
 
@@ -86,9 +95,9 @@ def test_without_it_every_level_keeps_its_own_value():
     est = PiLiDRegressor(gamma=4, n_bags=1, **SMALL).fit(df, y)
     assert est.infrequent_categories_ == {}
     assert est.categories_[1] == list(LEVELS)
-    off = PiLiDRegressor(gamma=4, n_bags=1, min_frequency=1, **SMALL).fit(df, y)
+    off = LeverRegressor(gamma=4, n_bags=1, min_frequency=1, **SMALL).fit(df, y)
     np.testing.assert_array_equal(off.predict(df), est.predict(df))  # no level under 1 row
-    merged = PiLiDRegressor(gamma=4, n_bags=1, min_frequency=10, **SMALL).fit(df, y)
+    merged = LeverRegressor(gamma=4, n_bags=1, min_frequency=10, **SMALL).fit(df, y)
     assert merged.infrequent_categories_  # then refit on an array: nothing left of the frame's
     codes = df.assign(town=df["town"].cat.codes, kind=(df["kind"] == "q").astype(float))
     assert merged.fit(codes.to_numpy(float), y).infrequent_categories_ == {}
@@ -96,7 +105,7 @@ def test_without_it_every_level_keeps_its_own_value():
 
 def test_an_infrequent_level_at_prediction_gets_the_merged_value():
     df, y = _frame()
-    est = PiLiDRegressor(gamma=4, n_bags=1, min_frequency=10, **SMALL).fit(df, y)
+    est = LeverRegressor(gamma=4, n_bags=1, min_frequency=10, **SMALL).fit(df, y)
     rows = df.head(3).copy()
     rows["town"] = pd.Categorical(["d", "f", "a"], categories=list(LEVELS))
     contrib = est.feature_contributions(rows)[:, 1]
@@ -115,6 +124,6 @@ def test_an_infrequent_level_at_prediction_gets_the_merged_value():
 def test_a_bad_value_is_refused_in_one_line(bad):
     df, y = _frame()
     with pytest.raises((PilidError, ValueError)) as info:
-        PiLiDRegressor(min_frequency=bad, **SMALL).fit(df, y)
+        LeverRegressor(min_frequency=bad, **SMALL).fit(df, y)
     message = str(info.value)
     assert "min_frequency" in message and "\n" not in message

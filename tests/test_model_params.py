@@ -234,3 +234,22 @@ def test_param_error_survives_pickling_across_processes():
         "use a number >= 0 such as 1e-5",
         "lam=-1 is invalid; use a number >= 0 such as 1e-5",
     )
+
+
+@pytest.mark.parametrize(
+    "lever", ["schedule", "lr_decay", "bag_validation", "deep_bins", "min_frequency"]
+)
+def test_a_lever_that_was_not_adopted_is_no_key_of_pilids_configs(lever):
+    """The levers measured and not adopted (`pilid.hyperparameters.LEVERS`) left the estimators
+    and the configs: the command line refuses them as unknown keys, a config handed to the
+    runner as a parameter PiLiD does not take, each in one line."""
+    from pilid.run import check_composition
+
+    for name in ("pilid", "pilid_lib"):
+        with pytest.raises(PilidError) as info:
+            check_composition([f"model={name}", f"model.{lever}=null"])
+        assert str(info.value).startswith(f"unknown key model.{lever} for model '{name}'")
+        with pytest.raises(PilidError) as info:
+            check_model_params(name, "regression", _params(name, **{lever: None}))
+        message = str(info.value)
+        assert message.startswith(f"model.{lever} is not a parameter of ") and "\n" not in message

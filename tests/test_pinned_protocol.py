@@ -4,7 +4,9 @@ The runner builds our estimators from `conf/model/<name>.yaml` plus `train.*`. A
 that neither sets would silently take the estimator's default, so a later change of a library
 default (e.g. a bagging or knot default chosen for the library) would change a paper setting's
 numbers without changing its setting id. This test fails when an estimator gains a
-hyper-parameter that the configs do not pin.
+hyper-parameter that the configs do not pin. PiLiD's two configs are checked against its one
+declaration of each hyper-parameter (`pilid.hyperparameters.PILID`): ``conf/model/pilid.yaml``
+holds every ``model`` key at its ``paper`` value, ``pilid_lib.yaml`` at its ``default``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from omegaconf import OmegaConf
 
 from pilid.experiments.config import CONF_DIR, TRAIN_PARAM_KEYS, base_defaults
 from pilid.experiments.model_config import builtin_estimator
+from pilid.hyperparameters import PILID, model_keys
 
 #: Set by the runner for every trial (seed, device, the split's categorical columns, verbosity).
 RUNNER_KEYS = {"random_state", "device", "categorical_features", "verbose"}
@@ -24,10 +27,14 @@ RENAMED = {"n_jobs": "cores"}
 #: never more than 2 levels), which both values of ``deep_categorical`` feed to the deep part
 #: alike (tests/test_deep_categorical.py checks that the predictions are equal).
 INERT_IN_THE_RUNNER = {"deep_categorical": "inert on the runner's one-hot matrices"}
+#: PiLiD's: those its declaration leaves to no config (``where="none"``, the reason in ``doc``).
+PILID_UNSET = {p.name: p.doc for p in PILID if p.where == "none"}
 EXEMPT = {
     "ga": {"teacher": "None = the paper's MLP built from the config's own MLP keys"},
-    **{name: INERT_IN_THE_RUNNER for name in ("pilid", "pilid_lib", "mlp")},
+    "mlp": INERT_IN_THE_RUNNER,
+    **{name: PILID_UNSET for name in ("pilid", "pilid_lib")},
 }
+CLASS_KEYS = ("name", "defaults", "regressor", "classifier")
 OURS = ["pilid", "pilid_lib", "mlp", "pilib", "pilib_lib", "nit", "ga"]
 
 
@@ -68,18 +75,36 @@ def test_train_settings_pin_the_papers_optimiser():
     assert _yaml("pilid")["knots"] == "uniform" and _yaml("pilid")["init"] == "lstsq"
 
 
+def _plain(values: dict) -> dict:
+    """Values as a YAML file holds them (a tuple as a list)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}
+
+
+def test_the_paper_config_holds_every_declared_model_key_at_its_paper_value():
+    """conf/model/pilid.yaml is the paper's protocol: its keys are the ``model`` keys of
+    `pilid.hyperparameters.PILID`, each at its ``paper`` value (``${gamma}``: the run's gamma, 5
+    in Section 4), and conf/config.yaml's ``train`` block holds the ``train`` keys' values."""
+    config = {k: v for k, v in _yaml("pilid").items() if k not in CLASS_KEYS}
+    config["gamma"] = base_defaults()["gamma"]
+    assert config == _plain({p.name: p.paper for p in model_keys(PILID)})
+    train = base_defaults()["train"]
+    assert {p.name: p.paper for p in PILID if p.where == "train"} == {
+        k: train[k] for k in TRAIN_PARAM_KEYS
+    }
+
+
 @pytest.mark.parametrize("task", ["regression", "classification"])
 def test_the_library_defaults_row_pins_the_estimators_current_defaults(task):
-    """conf/model/pilid_lib.yaml (Table 3's "PiLiD (library defaults)") holds every default of
-    PiLiD's constructor: change a library default and this fails until the config (and with it
-    the row's setting id) follows, so the row never mixes records of two different defaults."""
+    """conf/model/pilid_lib.yaml (Table 3's "PiLiD (library defaults)") holds every ``model`` key
+    of `pilid.hyperparameters.PILID` at its ``default``, the constructor's: change a library
+    default and this fails until the config (and with it the row's setting id) follows, so the
+    row never mixes records of two different defaults."""
     from pilid.models.pilid import LIBRARY_DEFAULTS, PiLiDClassifier, PiLiDRegressor
 
+    config = {k: v for k, v in _yaml("pilid_lib").items() if k not in CLASS_KEYS}
+    assert config == _plain({p.name: p.default for p in model_keys(PILID)})
     cls = PiLiDRegressor if task == "regression" else PiLiDClassifier
-    defaults = cls().get_params(deep=False)
-    skip = ("name", "defaults", "regressor", "classifier")
-    config = {k: v for k, v in _yaml("pilid_lib").items() if k not in skip}
-    plain = {k: list(v) if isinstance(v, tuple) else v for k, v in defaults.items()}
+    plain = _plain(cls().get_params(deep=False))
     assert {k: plain[k] for k in config} == config
     train = base_defaults()["train"]
     assert {k: plain[k] for k in TRAIN_PARAM_KEYS} == {k: train[k] for k in TRAIN_PARAM_KEYS}
@@ -105,9 +130,15 @@ def test_the_pilib_library_defaults_row_pins_the_constructors_defaults(task):
 
 
 def test_paper_protocol_constant_equals_the_paper_config():
-    from pilid.models.pilid import PAPER_PROTOCOL
+    """`PAPER_PROTOCOL` and `LIBRARY_DEFAULTS` are the declared values of the ``model`` keys where
+    the library's default is not the paper's, and pilid.yaml / pilid_lib.yaml hold them."""
+    from pilid.models.pilid import LIBRARY_DEFAULTS, PAPER_PROTOCOL
 
+    differ = [p for p in model_keys(PILID) if _plain({0: p.default}) != _plain({0: p.paper})]
+    assert list(PAPER_PROTOCOL) == list(LIBRARY_DEFAULTS) == [p.name for p in differ]
+    assert PAPER_PROTOCOL == {p.name: p.paper for p in differ}
+    assert LIBRARY_DEFAULTS == {p.name: p.default for p in differ}
     config = _yaml("pilid")
     config["gamma"] = base_defaults()["gamma"]  # ${gamma}: the run's gamma, 5 in Section 4
-    plain = {k: list(v) if isinstance(v, tuple) else v for k, v in PAPER_PROTOCOL.items()}
-    assert {k: config[k] for k in plain} == plain
+    assert {k: config[k] for k in PAPER_PROTOCOL} == _plain(PAPER_PROTOCOL)
+    assert {k: _yaml("pilid_lib")[k] for k in LIBRARY_DEFAULTS} == _plain(LIBRARY_DEFAULTS)

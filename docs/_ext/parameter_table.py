@@ -1,12 +1,13 @@
 """The rows of the hyper-parameter page (docs/hyperparameters.md), read from the code.
 
 Plain Python, no Sphinx: each estimator's constructor defaults come from its signature
-(`inspect.signature`), and the paper's values from ``pilid.models.pilid.PAPER_PROTOCOL`` where it
-holds the parameter, else from the config the paper's experiments run with
+(`inspect.signature`), and the paper's values from the config the paper's experiments run with
 (``conf/model/<name>.yaml`` and the ``train`` block of ``conf/config.yaml``, composed as the
-harness composes them). The directive ``hyperparameters`` of `pilid_docs` puts them beside the
-page's own words on when to change each parameter, so that a default on the page cannot drift
-from the code.
+harness composes them); PiLiD's from its declared hyper-parameters
+(``pilid.hyperparameters.PILID``, the ``paper`` of each entry, which those configs hold:
+``tests/test_pinned_protocol.py``). The directive ``hyperparameters`` of `pilid_docs` puts them
+beside the page's own words on when to change each parameter, so that a default on the page
+cannot drift from the code.
 """
 
 from __future__ import annotations
@@ -36,7 +37,13 @@ def defaults(cls) -> dict:
 def paper_values(config: str) -> dict:
     """The values the paper's experiments run with: ``conf/model/<config>.yaml`` (its
     ``${gamma}`` from ``conf/config.yaml``) and ``conf/config.yaml``'s ``train`` block; for PiLiD
-    ``PAPER_PROTOCOL`` on top (the same values: ``tests/test_pinned_protocol.py``)."""
+    (``config="pilid"``) the ``paper`` values of ``pilid.hyperparameters.PILID`` (the same
+    values: ``tests/test_pinned_protocol.py``)."""
+    if config == "pilid":
+        from pilid.hyperparameters import PILID
+        from pilid.hyperparameters import paper_values as declared
+
+        return declared(PILID)
     from omegaconf import OmegaConf
 
     root = OmegaConf.load(ROOT / "conf" / "config.yaml")
@@ -47,10 +54,6 @@ def paper_values(config: str) -> dict:
     values = {k: v for k, v in values.items() if k not in ("regressor", "classifier")}
     train = OmegaConf.to_container(root.get("train"), resolve=True)
     values.update({k: train[k] for k in TRAIN_KEYS if k in train})
-    if config == "pilid":
-        from pilid.models.pilid import PAPER_PROTOCOL
-
-        values.update(PAPER_PROTOCOL)
     return values
 
 

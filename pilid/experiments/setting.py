@@ -34,6 +34,8 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from pilid.hyperparameters import PILID, identities
+
 #: Top-level keys that do not change a trial's result.
 BOOKKEEPING_KEYS = (
     "trials",
@@ -55,16 +57,11 @@ DATA_BOOKKEEPING_KEYS = ("verify", "download")
 
 #: Keys added after records existed, with the value that reproduces the computation from before
 #: (left out of the hash at that value; ``tests/test_strict_runs.py`` pins the golden ids).
+#: The ``model`` entries are the declared ones (`pilid.hyperparameters.PILID`'s ``identity``:
+#: ``n_bags=1``, no monotone constraint, no roughness penalty, no pair terms); they hold for
+#: every model that has the key.
 KEYS_ADDED_AT_IDENTITY = {
-    ("model", "n_bags"): 1,
-    ("model", "monotone_constraints"): None,  # no constraint (pilid.models.monotone)
-    ("model", "schedule"): "joint",  # Algorithm 1: additive part and MLP trained together
-    ("model", "smoothness"): 0.0,  # no roughness penalty on the shapes (Eq. 11 as it is)
-    ("model", "pairs"): 0,  # no explicit pair terms (pilid.nn.pairs)
-    ("model", "lr_decay"): None,  # no refining phase (pilid.models.pilid, lr_decay)
-    ("model", "bag_validation"): "shared",  # one set of early-stopping rows for a whole bag
-    ("model", "deep_bins"): None,  # the MLP sees each numeric feature standardised
-    ("model", "min_frequency"): None,  # every level of a category its own value
+    **{("model", name): value for name, value in identities(PILID).items()},
     # the synthetic loader's options that conf/data/synthetic.yaml lists since its schema
     ("data", "interaction_share"): 0.2,
     ("data", "logit_scale"): 1.0,

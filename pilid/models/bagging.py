@@ -10,8 +10,10 @@ members as trials of ONE batched ensemble (`pilid.train.fit_batched`, `Trainable
   many rows as there are, drawn with replacement. Its seed (mini-batches, initial weights) and
   its rows come from the stream `pilid.streams.STREAM_BAG` of the estimator's seed and b alone
   (`member_rng`), so member b is the same in a bag of any size and a bag is reproducible with
-  `random_state`. With ``bag_validation="own"`` member b first holds out its own rows for early
-  stopping (`member_holdout`: ``val_fraction`` of all the fit rows, drawn from its seed as
+  `random_state`. With the lever ``bag_validation="own"`` (`pilid.hyperparameters.LEVERS`:
+  measured on the development suite and not adopted, no parameter of the public estimators;
+  only the lever study sets it) member b first holds out its own rows for early stopping
+  (`member_holdout`: ``val_fraction`` of all the fit rows, drawn from its seed as
   `pilid.train.validation.holdout_split` draws a single model's) and draws its bootstrap sample
   from the rest: no row is left out of every member's training, as each of EBM's outer bags
   holds out its own validation rows. Each member stops early on its own (on the shared
@@ -46,13 +48,13 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from pilid import hyperparameters as hp
 from pilid.models.sample_weight import check_weighted_rows
 from pilid.streams import STREAM_BAG, member_rng
 from pilid.train import Prepared
 from pilid.train.validation import holdout_split
 
 __all__ = [
-    "BAG_VALIDATION",
     "BAND_PERCENTILES",
     "bag_members",
     "bag_rows",
@@ -66,9 +68,6 @@ __all__ = [
     "take_inputs",
 ]
 
-#: Where a bag's members stop early (``bag_validation``): on rows held out for every member, or
-#: each on its own held-out rows (`member_holdout`).
-BAG_VALIDATION = ("shared", "own")
 #: The percentiles over members drawn as a shape's band (`lower`, `upper`).
 BAND_PERCENTILES = (2.5, 97.5)
 
@@ -98,7 +97,7 @@ def bag_rows(
 def owns_validation(est) -> bool:
     """Does each member of `est`'s bag hold out its own early-stopping rows
     (``bag_validation="own"``)?"""
-    return getattr(est, "bag_validation", "shared") == "own"
+    return hp.lever(est, "bag_validation") == "own"
 
 
 def fit_rows(prep: Prepared) -> np.ndarray:

@@ -38,6 +38,7 @@ import pandas as pd
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from pilid import hyperparameters as hp
 from pilid.errors import PilidError
 from pilid.models.params import is_whole
 
@@ -336,14 +337,15 @@ class InputMixin:
         raise PilidError(f"X {' and '.join(parts)}; {fix}")
 
     def _merge_infrequent(self, X: pd.DataFrame) -> None:
-        """``min_frequency`` (scikit-learn's ``OneHotEncoder`` convention): the levels of a
+        """The lever ``min_frequency`` (`pilid.hyperparameters.LEVERS`; only the lever study
+        sets it) in scikit-learn's ``OneHotEncoder`` convention: the levels of a
         category / string column with fewer fit rows than it (a whole number; a fraction in
         (0, 1): of the fit rows) become one level, `INFREQUENT_LEVEL`, the last of
         ``categories_[j]``; ``infrequent_categories_[j]`` lists them (only columns that have
         such levels). A level with no fit row stays as it is (unseen: average contribution).
         None: nothing merged."""
         self.infrequent_categories_ = {}
-        threshold = getattr(self, "min_frequency", None)
+        threshold = hp.lever(self, "min_frequency")
         if threshold is None:
             return
         if not is_whole(threshold):  # a fraction of the fit rows

@@ -21,19 +21,19 @@ import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
+from pilid import hyperparameters as hp
 from pilid.device import resolve_device
 from pilid.models import bagging, multiclass, shape_choice
 from pilid.models.displays import ShapeDisplay
 from pilid.models.explanation import ExplainMixin
 from pilid.models.inputs import InputMixin
 from pilid.models.outputs import LogitClassifierMixin
-from pilid.models.params import Choice, Number, Satisfies, Whole, validate_params
+from pilid.models.params import Number, Satisfies, sklearn_constraints, validate_params
 from pilid.models.row_rules import resolve_lam, resolve_smoothness
 from pilid.models.sample_weight import check_sample_weight, check_weighted_rows, weighted_mean_std
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS, EnsembleMLP, layer_sizes
 from pilid.nn.piecewise import (
     GAMMA_RULE,
-    KNOT_METHODS,
     compact_layout,
     fit_knots,
     phi_compact,
@@ -43,11 +43,10 @@ from pilid.nn.piecewise import (
 )
 from pilid.train import Phase, Prepared, Trainable, TrainConfig, fit_batched
 from pilid.train.batched import deep_input, resolved_lam, resolved_smoothness
-from pilid.train.losses import REGS
-from pilid.train.trainer import OPTIMIZERS
 from pilid.train.validation import holdout_split
 
-INITS = ("lstsq", "gaussian")
+#: Algorithm 1's starts of the additive part (step 2: least squares; or Gaussian).
+INITS = hp.options(hp.PILID, "init")
 #: Fewer fit rows than this per piece of a numeric feature (Definition 1) draws a
 #: `FewRowsPerPieceWarning`: the pieces' slopes then rest on a row or two each. The paper's
 #: settings have at least 130 (skill, gamma=20: 2,642 training rows).
@@ -96,22 +95,24 @@ FITTED_ATTRIBUTES_DOC = """
         contribution for NaN (`shape_functions` shows it as a row with `x` NaN) and a missing
         indicator among the deep part's inputs, which see NaN as 0 (the training mean).
     deep_bins_ : tuple of (int, ndarray) or None
-        PiLiD's ``deep_bins``: each numeric feature the deep part sees piecewise-linearly
-        encoded, with its bin edges (`pilid.train.batched.deep_input`); None: none.
+        None: the deep part sees each numeric feature standardised. (The lever ``deep_bins`` of
+        `pilid.hyperparameters.LEVERS`, no parameter of the estimators, encodes them
+        piecewise-linearly: each feature with its bin edges, `pilid.train.batched.deep_input`.)
     categories_ : dict of int to list
-        The levels of each string / pandas category column (by position), as given; with
-        PiLiD's ``min_frequency`` a column's infrequent levels are one level,
-        ``"(infrequent)"``, the last of its list.
+        The levels of each string / pandas category column (by position), as given (the
+        lever ``min_frequency`` of `pilid.hyperparameters.LEVERS` merges a column's infrequent
+        levels into one, ``"(infrequent)"``, the last of its list).
     infrequent_categories_ : dict of int to list
-        PiLiD's ``min_frequency``: per column with infrequent levels (by position), the levels
-        merged into ``"(infrequent)"``; {} for none.
+        {}: no level merged (the lever ``min_frequency``: per column with infrequent levels, by
+        position, the levels merged into ``"(infrequent)"``).
     estimators_ : list of estimators
         A bag's members (``n_bags`` > 1 only), each fitted on its bootstrap rows.
     bag_rows_ : ndarray of shape (n_bags, n_train)
         The training rows each bag member was fitted on (``n_bags`` > 1 only).
     bag_val_rows_ : ndarray of shape (n_bags, n_val)
         The rows each bag member stopped early on (``n_bags`` > 1 only): the same for every
-        member, or with PiLiD's ``bag_validation="own"`` each member's own.
+        member (the lever ``bag_validation="own"`` of `pilid.hyperparameters.LEVERS`: each
+        member's own).
     classes_ : ndarray of shape (2,)
         The two class labels, `classes_[1]` the positive one (classifiers only).
 """
@@ -162,29 +163,32 @@ BLOCK_LAYERS = Satisfies(
     "a non-empty list of whole numbers >= 1, e.g. [16, 8]",
 )
 GAMMA = Satisfies(valid_gamma, GAMMA_RULE)  # pieces per feature (Definition 1)
-SIGMA = [Number(0, None, closed="neither"), None]
 REG_GROUP_LIST = Satisfies(
     lambda v: all(g in REG_GROUPS for g in _groups(v)),
     f"any of {', '.join(REG_GROUPS)} (one, or a list of them)",
 )
-PENALTY_CONSTRAINTS = {  # lam * Omega of Eq. 11
-    "reg": [Choice(REGS)],
+#: The checks that `pilid.hyperparameters` names (its `Rule`s) and whose code lives here.
+RULES = {"gamma": [GAMMA], "hidden_layers": [HIDDEN_LAYERS], "reg_groups": [REG_GROUP_LIST]}
+
+
+def _declared(*names: str) -> dict:
+    """The constraints of PiLiD's declared hyper-parameters `names` (`pilid.hyperparameters`),
+    which the other families share."""
+    return sklearn_constraints(hp.by_name(hp.PILID, *names), RULES)
+
+
+SIGMA = _declared("sigma")["sigma"]
+PENALTY_CONSTRAINTS = {  # lam * Omega of Eq. 11 (PiLiD's lam also takes the rule "rows")
+    **_declared("reg"),
     "lam": [Number(0, None, closed="left")],
 }
-BAG_CONSTRAINTS = {  # bagging (`pilid.models.bagging`)
-    "n_bags": [Whole(1)],  # an Interval(Integral, 1, None) that refuses bools
-}
-ADDITIVE_CONSTRAINTS = {  # the piecewise-linear component (Definitions 1-2, Algorithm 1)
-    "gamma": [GAMMA],
-    "knots": [Choice(KNOT_METHODS)],
-    "init": [Choice(INITS)],
-    "reg_groups": [REG_GROUP_LIST],
-    "purify": ["boolean"],
-}
+BAG_CONSTRAINTS = _declared("n_bags")  # bagging (`pilid.models.bagging`)
+#: The piecewise-linear component (Definitions 1-2, Algorithm 1).
+ADDITIVE_CONSTRAINTS = _declared("gamma", "knots", "init", "reg_groups", "purify")
 
 
 #: How a categorical feature enters the deep part (`pilid.train.batched.deep_input`).
-DEEP_CATEGORICAL = ("onehot", "code")
+DEEP_CATEGORICAL = hp.options(hp.PILID, "deep_categorical")
 
 
 class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
@@ -220,18 +224,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
     `FewRowsPerPieceWarning` naming the largest gamma that does not.
     """
 
-    _parameter_constraints: dict = {  # the training settings every family shares
-        "lr": [Number(0, None, closed="neither")],
-        "epochs": [Whole(0)],
-        "batch_size": [Whole(1)],
-        "optimizer": [Choice(OPTIMIZERS)],
-        "patience": [Whole(1), None],
-        "val_fraction": [Number(0, 1, closed="left")],
-        "random_state": ["random_state"],
-        "device": "no_validation",  # resolve_device checks it (it knows whether CUDA is present)
-        "categorical_features": ["array-like", str, None],
-        "verbose": ["verbose"],
-    }
+    #: the training settings every family shares (`pilid.hyperparameters.TRAINING`)
+    _parameter_constraints: dict = sklearn_constraints(hp.TRAINING)
 
     # ------------------------------------------------------------------ hooks
     def _build_deep(self, n_features: int, seeds: Sequence[int]):

@@ -3,7 +3,10 @@
 Every estimator of `pilid.models` declares its valid values in `_parameter_constraints` (a
 subclass extends its parent's dict), in scikit-learn's vocabulary (`Interval`, `StrOptions`,
 "boolean", "random_state", ...) plus the few rules below that scikit-learn has no word for
-(`Whole`, `Number`, `Choice`, `Satisfies`). `validate_params(estimator)` runs scikit-learn's
+(`Whole`, `Number`, `Choice`, `Satisfies`). PiLiD's (and the shared training settings') are
+read from their declarations in `pilid.hyperparameters` by `sklearn_constraints`, which turns
+that module's plain words (`Integers`, `Reals`, `OneOf`, a named `Rule`) into these.
+`validate_params(estimator)` runs scikit-learn's
 check and re-raises its error as `ParamError(key, value, hint)`: a `PilidError` (so also a
 `ValueError`) and an `InvalidParameterError`, whose message is one line for Python users
 (``lam=-1 is invalid; must be a float in the range [0.0, inf)``) and which carries the key, the
@@ -15,12 +18,13 @@ from __future__ import annotations
 
 import numbers
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, InvalidParameterError, Options, StrOptions
 
+from pilid import hyperparameters as hp
 from pilid.errors import PilidError
 
 __all__ = [
@@ -31,6 +35,7 @@ __all__ = [
     "Whole",
     "is_whole",
     "one_line",
+    "sklearn_constraints",
     "validate_params",
 ]
 
@@ -126,6 +131,35 @@ class Satisfies(Options):
     def __str__(self):
         """The description."""
         return self.description
+
+
+def _constraint(rule: Any, rules: Mapping[str, list]) -> list:
+    """One constraint of `pilid.hyperparameters` as scikit-learn's (a list of its objects)."""
+    if isinstance(rule, hp.Integers):
+        return [Whole(rule.low, rule.high, closed=rule.closed)]
+    if isinstance(rule, hp.Reals):
+        return [Number(rule.low, rule.high, closed=rule.closed)]
+    if isinstance(rule, hp.OneOf):
+        return [Choice(rule.options)]
+    if isinstance(rule, hp.Rule):
+        return list(rules[rule.name])
+    return [rule]  # None, a type, or one of scikit-learn's words ("boolean", ...)
+
+
+def sklearn_constraints(
+    table: Iterable[hp.Hyperparameter], rules: Mapping[str, list] | None = None
+) -> dict[str, Any]:
+    """`_parameter_constraints` of the entries of a `pilid.hyperparameters` table: each
+    `Integers` a `Whole`, each `Reals` a `Number`, each `OneOf` a `Choice`, each `Rule` the
+    constraints `rules` holds under its name, anything else as it is (``"no_validation"`` alone:
+    not checked)."""
+    out = {}
+    for entry in table:
+        if entry.constraint == ("no_validation",):
+            out[entry.name] = "no_validation"
+            continue
+        out[entry.name] = [c for rule in entry.constraint for c in _constraint(rule, rules or {})]
+    return out
 
 
 _SKLEARN_MESSAGE = re.compile(

@@ -10,11 +10,12 @@ the additive component (the paper's MLP baseline). Both families are `NeuralEsti
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 import numpy as np
 
+from pilid import hyperparameters as hp
 from pilid.models import multiclass, pair_effect, shape_choice
-from pilid.models.bagging import BAG_VALIDATION
 from pilid.models.interaction_display import InteractionPlotMixin
 from pilid.models.joint_grid import keep_grid_rows
 from pilid.models.monotone import (
@@ -25,12 +26,12 @@ from pilid.models.monotone import (
 )
 from pilid.models.neural import (
     ADDITIVE_ATTRIBUTES_DOC,
-    ADDITIVE_CONSTRAINTS,
     BAG_CONSTRAINTS,
     DEEP_CATEGORICAL,
     FITTED_ATTRIBUTES_DOC,
     HIDDEN_LAYERS,
     PENALTY_CONSTRAINTS,
+    RULES,
     SIGMA,
     ClassifierOutput,
     NeuralEstimator,
@@ -38,8 +39,7 @@ from pilid.models.neural import (
     ShapeMixin,
 )
 from pilid.models.pair_choice import fast_pairs
-from pilid.models.params import Choice, Number, ParamError, Satisfies, Whole, is_whole
-from pilid.models.row_rules import ROWS
+from pilid.models.params import Choice, ParamError, Satisfies, is_whole, sklearn_constraints
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.streams import STREAM_GRID_ROWS, trial_rng
 from pilid.train import Phase
@@ -47,7 +47,6 @@ from pilid.train.batched import quantile_bins
 
 __all__ = [
     "LIBRARY_DEFAULTS",
-    "SCHEDULES",
     "PAPER_PROTOCOL",
     "MLPClassifier",
     "MLPRegressor",
@@ -55,8 +54,10 @@ __all__ = [
     "PiLiDRegressor",
 ]
 
+
 #: PiLiD's library defaults that differ from the paper's protocol (conf/model/pilid.yaml pins the
-#: paper's; conf/model/pilid_lib.yaml, Table 3's "PiLiD (library defaults)" row, pins these).
+#: paper's; conf/model/pilid_lib.yaml, Table 3's "PiLiD (library defaults)" row, pins these),
+#: read from `pilid.hyperparameters.PILID`.
 #: Chosen on the development suite of R's tables (`pilid.data.suite`; never on a UCI set of the
 #: paper; see the documentation's study pages): 40 pieces per feature held smooth by a roughness
 #: penalty whose weight is a rule of the training rows (``smoothness="rows"``: 500 / n), the
@@ -64,31 +65,12 @@ __all__ = [
 #: terms for FAST's first pairs where inner validation keeps them (``pairs="auto"``), a (64, 32)
 #: MLP and a bag of 16 (both beat the paper's six layers and one model on breast cancer,
 #: diabetes and synthetic data).
-LIBRARY_DEFAULTS = {
-    "gamma": 40,
-    "knots": "quantile",
-    "hidden_layers": (64, 32),
-    "lam": ROWS,
-    "n_bags": 16,
-    "smoothness": ROWS,
-    "pairs": "auto",
-}
+LIBRARY_DEFAULTS = {p.name: p.default for p in hp.model_keys(hp.PILID) if p.default != p.paper}
 #: The paper's values of the same hyper-parameters (Section 4; conf/model/pilid.yaml pins them):
 #: ``PiLiDRegressor(**PAPER_PROTOCOL)`` is the paper's PiLiD with gamma=5.
-PAPER_PROTOCOL = {
-    "gamma": 5,
-    "knots": "uniform",
-    "hidden_layers": PAPER_HIDDEN_LAYERS,
-    "lam": 1e-5,
-    "n_bags": 1,
-    "smoothness": 0.0,
-    "pairs": 0,
-}
-
-#: How the additive part and the MLP train: ``"joint"``, Algorithm 1 (both from the start), or
-#: ``"additive_first"`` (beyond the paper): the additive part alone first, the MLP held at its
-#: zero output, then both, keeping the MLP only as far as it lowers the validation loss.
-SCHEDULES = ("joint", "additive_first")
+PAPER_PROTOCOL = {name: hp.paper_values(hp.PILID)[name] for name in LIBRARY_DEFAULTS}
+#: The constructor's defaults (`pilid.hyperparameters.PILID`).
+_DEFAULTS = hp.defaults(hp.PILID)
 
 _PILID_DOC = (
     """
@@ -130,34 +112,9 @@ _PILID_DOC = (
     purify : bool, default=True
         After training, move the MLP's main effects into the additive shapes (predictions
         unchanged; `pilid.nn.ensemble`).
-    schedule : {"joint", "additive_first"}, default="joint"
-        ``"joint"``: the additive part and the MLP train together from the start (Algorithm 1,
-        step 3) [the paper's]. ``"additive_first"`` (beyond the paper, as EBM fits main
-        effects before pairs): the additive part trains alone first (up to ``epochs``, early
-        stopping; the MLP's output layer starts at 0, so the MLP adds nothing yet), then both
-        train (up to ``epochs`` more) with the additive-only model's validation loss as the
-        bar: a trial keeps the joint weights only where they beat it, else the additive-only
-        weights. Without early stopping (``patience=None``) both stages run their epochs.
-        Needs ``hidden_layers``; with None it is the same as ``"joint"``.
-    deep_bins : int >= 2 or None, default=None
-        Beyond the paper: how the deep part sees a numeric feature. None: one standardised
-        column (the paper's). An int b: its piecewise-linear encoding on b quantile bins of the
-        fit rows (unweighted; `pilid.train.batched.piecewise_encoding`: Phi of Definition 2 on these
-        points, Gorishniy et al., NeurIPS 2022), b columns in [0, 1]; a feature with few
-        distinct values gets fewer bins, a 0/1 feature keeps its one column. The additive part
-        and the shapes are the same either way; the fitted edges are in ``deep_bins_``. Off by
-        default: on the development suite 8 bins were mostly worse than the standardised column
-        (the documentation's study pages).
     lr : float, default=0.005
         Learning rate [0.005]. A fit whose training diverges raises
         `pilid.errors.TrainingDivergedError` (lower ``lr``).
-    lr_decay : float in (0, 1) or None, default=None
-        Beyond the paper (a learning-rate schedule): once early stopping ends training, go on
-        from the best weights at ``lr * lr_decay`` (up to ``epochs`` more, the same
-        ``patience``), keeping the new weights only where they beat the best validation loss
-        before; ``history_["phase"]`` names its epochs ``"refine"``. None: no such phase. Off by
-        default: on the development suite 0.1 was better on about as many tables as it was
-        worse (the documentation's study pages).
     epochs : int, default=100
         Upper bound on the epochs (0: Algorithm 1's start alone, no gradient step); the paper
         gives no epoch count.
@@ -228,24 +185,7 @@ _PILID_DOC = (
         k members, each on a bootstrap sample of the training rows with its own seed and early
         stopping, trained as one batched ensemble; predictions, contributions and shapes are the
         members' means (classification: the mean logit), `shape_functions` adds the members'
-        spread (``std``, ``lower``/``upper`` = 2.5/97.5 percentiles).
-    bag_validation : {"shared", "own"}, default="shared"
-        With ``n_bags`` > 1 and early stopping: ``"shared"``: one ``val_fraction`` of the rows
-        is held out for every member, and no member trains on it; ``"own"`` (beyond the paper,
-        as each of EBM's outer bags holds out its own validation rows): each member holds out
-        its own ``val_fraction`` of all the fit rows (drawn from its seed, stratified by class;
-        ``bag_val_rows_``) and draws its bootstrap sample from the rest, so every row trains
-        most members. The inner validation of ``pairs`` / ``smoothness`` then reads every fit
-        row out of some members' bags.
-    min_frequency : int >= 1, float in (0, 1) or None, default=None
-        Beyond the paper, scikit-learn's ``OneHotEncoder(min_frequency=...)``: the levels of a
-        category / object / string column with fewer fit rows than this (a whole number; a
-        fraction: of the fit rows, every row counted whatever its weight) become one level,
-        ``"(infrequent)"``, with one value in the shape and one column in the MLP's one-hot;
-        ``infrequent_categories_`` lists them, and such a level at prediction gets the merged
-        level's value. A level with no fit row is left as it is, and a numeric column named in
-        ``categorical_features`` is not merged. None: every level its own value [the paper's].
-        Off by default (the development suite; the guide's "Levers measured since")."""
+        spread (``std``, ``lower``/``upper`` = 2.5/97.5 percentiles)."""
     + MONOTONE_DOC
     + """
 
@@ -290,62 +230,43 @@ def _pair_counts(value) -> bool:
 
 #: ``pairs`` as a list: the numbers of pair terms inner validation chooses among.
 PAIR_COUNTS = Satisfies(_pair_counts, "a list of whole numbers >= 0 to choose among, e.g. [0, 10]")
+#: The checks `pilid.hyperparameters.PILID` names (its `Rule`s), as scikit-learn constraints.
+_RULES = {**RULES, "monotone_constraints": MONOTONE_CONSTRAINTS, "pair_counts": [PAIR_COUNTS]}
 
 
 class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator):
     """PiLiD's hyper-parameters and training (Algorithm 1), shared by `PiLiDRegressor` and
     `PiLiDClassifier`; see their docstrings."""
 
-    _parameter_constraints = {
-        **NeuralEstimator._parameter_constraints,
-        **PENALTY_CONSTRAINTS,
-        **ADDITIVE_CONSTRAINTS,
-        **BAG_CONSTRAINTS,
-        "hidden_layers": [HIDDEN_LAYERS, None],  # None: the additive component alone
-        "sigma": SIGMA,
-        "monotone_constraints": MONOTONE_CONSTRAINTS,
-        "schedule": [Choice(SCHEDULES)],
-        "deep_categorical": [Choice(DEEP_CATEGORICAL)],
-        "lam": [Number(0, None, closed="left"), Choice((ROWS,))],  # "rows": 5 / n
-        "smoothness": [Number(0, None, closed="left"), Choice(("auto", ROWS))],
-        "pairs": [Whole(0), Choice(("auto",)), PAIR_COUNTS],
-        "lr_decay": [Number(0, 1, closed="neither"), None],
-        "bag_validation": [Choice(BAG_VALIDATION)],
-        "deep_bins": [Whole(2), None],
-        "min_frequency": [Whole(1), Number(0, 1, closed="neither"), None],
-    }
+    #: read from `pilid.hyperparameters.PILID` (`pilid.models.params.sklearn_constraints`)
+    _parameter_constraints = sklearn_constraints(hp.PILID, _RULES)
 
-    def __init__(
+    def __init__(  # the defaults are `pilid.hyperparameters.PILID`'s
         self,
-        gamma=LIBRARY_DEFAULTS["gamma"],
-        knots=LIBRARY_DEFAULTS["knots"],
-        init="lstsq",
-        hidden_layers=LIBRARY_DEFAULTS["hidden_layers"],
-        sigma=None,
-        reg="l2",
-        lam=LIBRARY_DEFAULTS["lam"],
-        reg_groups="all",
-        purify=True,
-        lr=0.005,
-        epochs=100,
-        batch_size=256,
-        optimizer="adam",
-        patience=10,
-        val_fraction=0.1,
-        random_state=None,
-        device="auto",
-        categorical_features=None,
-        verbose=False,
-        n_bags=LIBRARY_DEFAULTS["n_bags"],
-        monotone_constraints=None,
-        schedule="joint",
-        deep_categorical="onehot",
-        smoothness=LIBRARY_DEFAULTS["smoothness"],
-        pairs=LIBRARY_DEFAULTS["pairs"],
-        lr_decay=None,
-        bag_validation="shared",
-        deep_bins=None,
-        min_frequency=None,
+        gamma=_DEFAULTS["gamma"],
+        knots=_DEFAULTS["knots"],
+        init=_DEFAULTS["init"],
+        hidden_layers=_DEFAULTS["hidden_layers"],
+        sigma=_DEFAULTS["sigma"],
+        reg=_DEFAULTS["reg"],
+        lam=_DEFAULTS["lam"],
+        reg_groups=_DEFAULTS["reg_groups"],
+        purify=_DEFAULTS["purify"],
+        lr=_DEFAULTS["lr"],
+        epochs=_DEFAULTS["epochs"],
+        batch_size=_DEFAULTS["batch_size"],
+        optimizer=_DEFAULTS["optimizer"],
+        patience=_DEFAULTS["patience"],
+        val_fraction=_DEFAULTS["val_fraction"],
+        random_state=_DEFAULTS["random_state"],
+        device=_DEFAULTS["device"],
+        categorical_features=_DEFAULTS["categorical_features"],
+        verbose=_DEFAULTS["verbose"],
+        n_bags=_DEFAULTS["n_bags"],
+        monotone_constraints=_DEFAULTS["monotone_constraints"],
+        deep_categorical=_DEFAULTS["deep_categorical"],
+        smoothness=_DEFAULTS["smoothness"],
+        pairs=_DEFAULTS["pairs"],
     ):
         self.gamma = gamma
         self.knots = knots
@@ -368,14 +289,9 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         self.verbose = verbose
         self.n_bags = n_bags
         self.monotone_constraints = monotone_constraints
-        self.schedule = schedule
         self.deep_categorical = deep_categorical
         self.smoothness = smoothness
         self.pairs = pairs
-        self.lr_decay = lr_decay
-        self.bag_validation = bag_validation
-        self.deep_bins = deep_bins
-        self.min_frequency = min_frequency
 
     def _prepare(self, X, y, sample_weight=None):
         """`pilid.train.Trainable._prepare`, then the pairs of the pair terms (``pairs``,
@@ -417,14 +333,16 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         return dataclasses.replace(prep, pairs=found) if len(found) else prep
 
     def _encode_deep_bins(self, prep):
-        """With ``deep_bins``: `Prepared.bins`, the `quantile_bins` of the numeric features
-        without a monotone constraint (those the deep part sees) on the fit rows of weight > 0
+        """With the lever ``deep_bins`` (`pilid.hyperparameters.LEVERS`; only the lever study
+        sets it): `Prepared.bins`, the `quantile_bins` of the numeric features without a
+        monotone constraint (those the deep part sees) on the fit rows of weight > 0
         (unweighted quantiles); `prep` unchanged without it."""
-        if self.deep_bins is None:
+        deep_bins = hp.lever(self, "deep_bins")
+        if deep_bins is None:
             return prep
         rows = prep.X if prep.weight is None else prep.X[prep.weight > 0]
         seen = ~np.asarray(self.categorical_, dtype=bool) & np.isfinite(prep.x_scale)
-        bins = quantile_bins(rows, self.deep_bins, np.flatnonzero(seen))
+        bins = quantile_bins(rows, deep_bins, np.flatnonzero(seen))
         return dataclasses.replace(prep, bins=bins) if bins else prep
 
     def interaction_grid(self, i, j, n: int = 50, X=None):
@@ -436,19 +354,22 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         return pair_effect.interaction_grid(self, i, j, n=n, X=X)
 
     def _phases(self) -> list[Phase]:
-        """Algorithm 1's one phase, or ``schedule="additive_first"``'s two (see ``schedule``),
-        then with ``lr_decay`` a refining phase at ``lr * lr_decay`` that keeps only what beats
-        the best weights before it (see ``lr_decay``)."""
-        if self.schedule != "additive_first" or self.hidden_layers is None:
+        """Algorithm 1's one phase. The levers of the lever study (`pilid.hyperparameters.LEVERS`,
+        `_with_levers`): ``schedule="additive_first"``, the additive part alone first (the MLP
+        held at its zero output, ``deep.`` frozen), then both, keeping the joint weights only
+        where they beat the additive-only validation loss (``keep_best``); ``lr_decay``, then a
+        refining phase from the best weights at ``lr * lr_decay`` that keeps only what beats
+        them."""
+        if hp.lever(self, "schedule") != "additive_first" or self.hidden_layers is None:
             phases = super()._phases()
         else:
             phases = [
                 Phase("additive", int(self.epochs), frozen=("deep.",)),
                 Phase("joint", int(self.epochs), keep_best=True),
             ]
-        if self.lr_decay is not None:
-            refine = Phase("refine", int(self.epochs), keep_best=True, lr_scale=self.lr_decay)
-            phases.append(refine)
+        lr_decay = hp.lever(self, "lr_decay")
+        if lr_decay is not None:
+            phases.append(Phase("refine", int(self.epochs), keep_best=True, lr_scale=lr_decay))
         return phases
 
 
@@ -466,6 +387,50 @@ class PiLiDClassifier(ClassifierOutput, PiLiDBase):  # noqa: D101 (its __doc__ i
         + _PILID_DOC
         + _EXAMPLE.format(name="PiLiDClassifier", params="n_bags=2, epochs=5, ", target=" > 14")
     )
+
+
+class _LeverParams:
+    """Private (the lever study's hook): PiLiD with the levers measured on the development suite
+    and not adopted (`pilid.hyperparameters.LEVERS`: ``schedule``, ``lr_decay``,
+    ``bag_validation``, ``deep_bins``, ``min_frequency``) as keyword-only parameters besides
+    PiLiD's own, checked as they are (`_parameter_constraints`) and kept by `clone`; each at its
+    default computes what PiLiD computes. Build it with `_with_levers`."""
+
+    _parameter_constraints = {
+        **PiLiDBase._parameter_constraints,
+        **sklearn_constraints(hp.LEVERS),
+    }
+
+    def __init__(self, **params):  # the signature scikit-learn reads is set below
+        levers = {p.name: params.pop(p.name, p.default) for p in hp.LEVERS}
+        super().__init__(**params)
+        for name, value in levers.items():
+            setattr(self, name, value)
+
+
+_LeverParams.__init__.__signature__ = inspect.Signature(
+    [
+        *inspect.signature(PiLiDBase.__init__).parameters.values(),
+        *(
+            inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
+            for p in hp.LEVERS
+        ),
+    ]
+)
+
+
+class _PiLiDLeverRegressor(_LeverParams, PiLiDRegressor):
+    """`PiLiDRegressor` with the levers (`_LeverParams`)."""
+
+
+class _PiLiDLeverClassifier(_LeverParams, PiLiDClassifier):
+    """`PiLiDClassifier` with the levers (`_LeverParams`)."""
+
+
+def _with_levers(cls: type) -> type:
+    """The private class of `PiLiDRegressor` or `PiLiDClassifier` (`cls`) that takes the levers
+    of `pilid.hyperparameters.LEVERS` as parameters (the lever study's hook)."""
+    return {PiLiDRegressor: _PiLiDLeverRegressor, PiLiDClassifier: _PiLiDLeverClassifier}[cls]
 
 
 class MLPBase(NeuralEstimator):
