@@ -16,4 +16,5 @@ class TrainingDivergedError(PilidError):
 
 
 class TrainingDivergedWarning(UserWarning):
-    """A candidate of a search whose training diverged was dropped (`PiLiDRegressorCV`)."""
+    """Training diverged: a candidate of a search was dropped (`PiLiDRegressorCV`), or trials
+    were trained again with the additive part's steps scaled by its pieces (`fit_batched`)."""

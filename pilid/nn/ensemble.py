@@ -26,7 +26,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from pilid.nn.additive import AdditiveEnsemble, piecewise_terms, ridge_solve
+from pilid.nn.additive import (
+    DENSE_COLUMNS,
+    AdditiveEnsemble,
+    CompactPhi,
+    piecewise_terms,
+    ridge_solve,
+    ridge_solve_compact,
+)
 from pilid.nn.piecewise import phi_dense
 
 
@@ -108,10 +115,13 @@ class PiLiDEnsemble(nn.Module):
         features with missing values join Phi in the projection (their share goes to
         `shift_nan`), so the deep part keeps no main effect of missingness either. `weights`
         (T, n; sample weights, None: unweighted) makes the projection a weighted least squares.
-        `roughness` (T, P, P; `pilid.nn.additive.difference_penalty`, None: none) makes it the
-        penalised least squares of PiLiD's ``smoothness`` term, so that the moved main effect is
-        as smooth as training holds the shapes: without it, many pieces would pass the noise of
-        the MLP's main effect (and of the interactions' sample projection) into the shapes.
+        `roughness` (T, P - 1; `pilid.nn.additive.difference_penalty`'s band, None: none) makes
+        it the penalised least squares of PiLiD's ``smoothness`` term, so that the moved main
+        effect is as smooth as training holds the shapes: without it, many pieces would pass the
+        noise of the MLP's main effect (and of the interactions' sample projection) into the
+        shapes. A Phi wider than `pilid.nn.additive.DENSE_COLUMNS` columns is projected
+        matrix-free (`pilid.nn.additive.ridge_solve_compact`; monotone features' columns held
+        at 0), in memory linear in P.
         """
         if self.additive is None or self.deep is None:
             return
@@ -135,13 +145,32 @@ class PiLiDEnsemble(nn.Module):
             deep = deep - (miss * shift_nan.unsqueeze(1)).sum(2)
         P = self.shift_w.shape[1]
         sign = self.additive.sign
+        feature, mask = self.additive.feature, self.additive.mask
         for t in range(x.shape[0]):  # one dense Phi at a time keeps memory at n x P
-            dense = phi_dense(col[t], frac[t], self.additive.feature[t])
             lacking = None  # features with missing values: their indicator columns join Phi
             if miss is not None and shift_nan is not None:
                 lacking = torch.nonzero(miss[t].any(0)).flatten()
-                dense = torch.cat([dense, miss[t][:, lacking]], dim=1)
             rows = None if weights is None else weights[t : t + 1]
+            if P > DENSE_COLUMNS:  # a wide Phi: matrix-free, memory linear in P
+                extra = None if lacking is None else miss[t][:, lacking][None]
+                one = slice(t, t + 1)
+                design = CompactPhi(col[one], frac[one], feature[one], mask[one], extra)
+                free = None
+                if sign is not None:  # monotone features get no shift: their columns held at 0
+                    free = torch.ones(1, design.shape[2], dtype=torch.bool, device=x.device)
+                    free[0, :P] = sign[t] == 0
+                w, c = ridge_solve_compact(
+                    design,
+                    deep[t : t + 1],
+                    weights=rows,
+                    roughness=None if roughness is None else roughness[t : t + 1],
+                    free=free,
+                )
+                self._add_shift(t, w, c, lacking)
+                continue
+            dense = phi_dense(col[t], frac[t], feature[t])
+            if lacking is not None:
+                dense = torch.cat([dense, miss[t][:, lacking]], dim=1)
             if sign is not None:  # monotone features get no shift: project on the others
                 free = torch.ones(dense.shape[1], dtype=torch.bool, device=dense.device)
                 free[:P] = sign[t] == 0
@@ -150,8 +179,7 @@ class PiLiDEnsemble(nn.Module):
                 if len(free):
                     pen = None
                     if roughness is not None:  # the penalty of the free pieces among them
-                        kept = free[free < P]
-                        pen = roughness[t : t + 1][:, kept][:, :, kept]
+                        pen = _kept_band(roughness[t : t + 1], free[free < P])
                     w_free, c = ridge_solve(
                         dense[None][:, :, free], deep[t : t + 1], weights=rows, roughness=pen
                     )
@@ -162,8 +190,25 @@ class PiLiDEnsemble(nn.Module):
             else:
                 pen = None if roughness is None else roughness[t : t + 1]
                 w, c = ridge_solve(dense[None], deep[t : t + 1], weights=rows, roughness=pen)
-            self.shift_w[t] += w[0, :P] * self.additive.mask[t]
-            self.shift_c[t] += c[0]
-            if lacking is not None and w.shape[1] > P:
-                shift_nan[t, lacking] += w[0, P:]
+            self._add_shift(t, w, c, lacking)
         self.train(was_training)
+
+    def _add_shift(self, t, w, c, lacking) -> None:
+        """Trial t's projection (w (1, P + k), c (1,)) into `shift_w`, `shift_c`, `shift_nan`."""
+        P = self.shift_w.shape[1]
+        self.shift_w[t] += w[0, :P] * self.additive.mask[t]
+        self.shift_c[t] += c[0]
+        if lacking is not None and w.shape[1] > P:
+            self.shift_nan[t, lacking] += w[0, P:]
+
+
+def _kept_band(band: torch.Tensor, kept: torch.Tensor) -> torch.Tensor:
+    """The `pilid.nn.additive.difference_penalty` band (1, P - 1) of the columns `kept` (sorted)
+    alone: a link between two kept columns that were neighbours, 0 elsewhere (the penalty
+    matrix's rows and columns `kept`: a monotone feature is left out whole, and no link
+    crosses features)."""
+    if len(kept) < 2:
+        return band[:, :0]
+    linked = kept[1:] == kept[:-1] + 1
+    inside = kept[:-1].clamp_max(band.shape[1] - 1)
+    return torch.where(linked, band[:, inside], torch.zeros_like(band[:, inside]))

@@ -18,9 +18,11 @@ import numpy as np
 import torch
 
 from pilid.device import resolve_device
-from pilid.errors import PilidError, TrainingDivergedError
+from pilid.errors import PilidError, TrainingDivergedError, TrainingDivergedWarning
 from pilid.nn.additive import (
+    DENSE_COLUMNS,
     AdditiveEnsemble,
+    CompactPhi,
     difference_penalty,
     lstsq_init,
     monotone_start,
@@ -332,8 +334,10 @@ def _build_additive(
     roughness: torch.Tensor | None = None,
 ):
     """Algorithm 1, step 2: the additive part of every trial, least squares or Gaussian, on
-    `layout` (`piece_layout`); `roughness` (T, P, P; `difference_penalty`, None: no
-    ``smoothness``) makes the least-squares start a penalised one (P-splines')."""
+    `layout` (`piece_layout`); `roughness` (T, P - 1; `difference_penalty`'s band, None: no
+    ``smoothness``) makes the least-squares start a penalised one (P-splines'). A Phi wider
+    than `pilid.nn.additive.DENSE_COLUMNS` columns is solved matrix-free from compact Phi
+    (`pilid.nn.additive.CompactPhi`), so memory stays linear in the pieces."""
     T = len(preps)
     m = preps[0].X.shape[1]
     P = max(p.knots.n_columns for p in preps)
@@ -351,16 +355,30 @@ def _build_additive(
             index = torch.tensor([p.class_index for p in preps], device=data.y.device)
             target = 2.0 * (data.y == index[:, None]).to(data.y.dtype) - 1.0
         col, frac = data.phi[0], data.phi[1]
+        wide = P > DENSE_COLUMNS  # solved matrix-free from compact Phi (memory linear in P)
         ws, bs = [], []
-        for t in range(T):  # one dense Phi (n x P) at a time
-            dense = phi_dense(col[t], frac[t], feature[t])
-            design, column_names = dense, [names[j] for j in feature[t].tolist()]
+        for t in range(T):  # one trial's Phi (dense: n x P) at a time
+            column_names = [names[j] for j in feature[t].tolist()]
+            extra = None
             if nan_value is not None:  # missing values: one indicator column per such feature
                 lacking = np.flatnonzero(_missing_of(preps[t]))
-                design = torch.cat([dense, data.phi[2][t][:, lacking]], dim=1)
+                extra = data.phi[2][t][:, lacking]
                 column_names += [names[j] for j in lacking]
+            if wide:  # `monotone_start` reads the means of Phi's columns alone
+                design = CompactPhi(
+                    col[t : t + 1],
+                    frac[t : t + 1],
+                    feature[t : t + 1],
+                    mask[t : t + 1],
+                    None if extra is None else extra[None],
+                )
+                dense = design
+            else:
+                dense = phi_dense(col[t], frac[t], feature[t])
+                design = dense if extra is None else torch.cat([dense, extra], dim=1)
+                dense, design = dense[None], design[None]
             start = lstsq_init(
-                design[None],
+                design,
                 target[t : t + 1],
                 mask[t : t + 1],
                 names=column_names,
@@ -371,7 +389,7 @@ def _build_additive(
             if nan_value is not None:
                 nan_value[t, lacking] = start[2][0]
             if sign is not None:  # monotone constraints: clamp the start's slopes
-                w_t, b_t = monotone_start(dense[None], w_t, b_t, sign[t : t + 1], mask[t : t + 1])
+                w_t, b_t = monotone_start(dense, w_t, b_t, sign[t : t + 1], mask[t : t + 1])
             ws.append(w_t)
             bs.append(b_t)
         w, b = torch.cat(ws), torch.cat(bs)
@@ -443,16 +461,25 @@ def _unstack(est: Trainable, model: PiLiDEnsemble, t: int, prep: Prepared) -> Pi
     return out.eval()
 
 
-def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
+def _fit_group(
+    ests: list[Trainable], preps: list[Prepared], device, piece_steps: bool = False
+) -> None:
+    """Train the trials ``ests`` (one hyper-parameter set) as one ensemble and keep each one's
+    model. With a roughness penalty (``smoothness``), a trial whose training diverged is trained
+    again with the additive part's steps scaled by its pieces (``piece_steps``,
+    `pilid.train.trainer.piece_step_scales`): Adam moves every piece by about ``lr`` a step, so
+    many pieces held smooth can throw the least-squares start far off in the first steps. Only
+    trials that diverged train twice; the others are the ensemble's first run."""
     est0 = ests[0]
     data = _ensemble_data(preps, device)
     T = len(ests)
     seeds = [p.seed for p in preps]
-    cfg = est0._train_config(T)
+    cfg = replace(est0._train_config(T), piece_steps=piece_steps)
     additive, roughness = None, None
     if est0._has_additive:
         layout = piece_layout(preps, device)
         if cfg.smoothness > 0:  # PiLiD's smoothness: the start, training and purification
+            # many pieces held smooth are a resolution: steps that do not grow with it
             cfg = replace(cfg, neighbours=neighbour_pieces(preps, *layout))
             roughness = difference_penalty(cfg.neighbours, cfg.smoothness)
         additive = _build_additive(est0, preps, data, layout, roughness)
@@ -466,10 +493,15 @@ def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
     diverged = divergence_reasons(
         final, data.y, result.train_loss, result.n_epochs, est0._task, cfg.classes, data.w
     )
+    retry = []  # the trials to train again with the additive part's steps scaled
+    if roughness is not None and not cfg.piece_steps:
+        retry = [t for t in range(T) if diverged[t] is not None]
     if getattr(est0, "purify", False) and additive is not None and deep is not None:
         # with smoothness the moved main effects are held as smooth as the shapes
         model.purify_(data.x, data.phi, weights=data.w, roughness=roughness)
     for t, (est, prep) in enumerate(zip(ests, preps)):
+        if t in retry:
+            continue
         est.diverged_ = diverged[t]
         ne = int(result.n_epochs[t])  # the ensemble may run on after this trial finished
         est.history_ = {
@@ -486,6 +518,17 @@ def _fit_group(ests: list[Trainable], preps: list[Prepared], device) -> None:
         est.module_ = _unstack(est, model, t, prep)
         est._finalize(prep)
         est._after_fit()
+    if retry:
+        _fit_group([ests[t] for t in retry], [preps[t] for t in retry], device, piece_steps=True)
+        rescued = sum(ests[t].diverged_ is None for t in retry)
+        if rescued:  # the others diverged again: their error says what to change
+            warnings.warn(
+                f"{type(est0).__name__}: training diverged in {rescued} of {T} trials or bag "
+                "members with Adam's step on every piece; trained them again with the "
+                "additive part's steps scaled by its pieces",
+                TrainingDivergedWarning,
+                stacklevel=4,
+            )
 
 
 def _prepare_all(ests, Xs, ys, ws) -> list[Prepared]:

@@ -6,7 +6,8 @@ losses (Eq. 11: mean task loss of the mini-batch + lam * Omega; with sample weig
 weighted mean sum(w l) / sum(w) over the batch's rows, and the validation loss likewise
 weighted), so every trial's gradient is the one it would get alone, and the optimiser (Adam,
 fused where supported) works element by element, so every trial's update is the one it would
-make alone. Each trial draws its own mini-batch
+make alone (``TrainConfig.piece_steps`` scales the additive part's steps element by element
+too, `piece_step_scales`). Each trial draws its own mini-batch
 permutation from its own generator, and follows the training schedule (`Phase`s, early stopping
 on its own validation loss with best weights restored) on its own; a trial that has finished keeps
 its final weights frozen while the others go on. Hence a trial trained in a batch equals (within
@@ -108,6 +109,11 @@ class TrainConfig:
     #: neighbouring pieces; 0 or None: no such term.
     smoothness: float = 0.0
     neighbours: torch.Tensor | None = None
+    #: Scale the additive part's steps by its pieces (`piece_step_scales`; beyond the paper):
+    #: set for the trials with a roughness penalty whose training with Algorithm 1's steps
+    #: diverged (`pilid.train.batched`): there the pieces are a resolution, and one Adam step
+    #: on each of many pieces throws the start off. False: Algorithm 1's steps.
+    piece_steps: bool = False
 
 
 @dataclass
@@ -142,6 +148,28 @@ def _make_optimizer(params_reg, params_free, cfg: TrainConfig, device: torch.dev
     if cfg.optimizer == "sgd":
         return torch.optim.SGD(groups, lr=cfg.lr, momentum=0.9)
     raise PilidError(f"optimizer={cfg.optimizer!r} is unknown; use adam (the paper's) or sgd")
+
+
+def piece_step_scales(additive) -> dict[str, torch.Tensor]:
+    """Per-element step scales of the additive part (Eq. 10) under ``TrainConfig.piece_steps``.
+
+    Adam moves every parameter by about ``lr`` per step whatever its gradient's size (its first
+    steps are the gradient's signs), and Phi's columns are cumulative (Definition 2): a row on
+    piece g of feature j has phi_k = 1 for every piece k < g, so moving each w_k by ``lr``
+    moves u_j there by up to ``lr`` times the feature's pieces, and the per-piece biases b_k,
+    whose gradients are all alike, move the output by ``lr`` times the trial's pieces. From
+    the least-squares start (Algorithm 1) a model of many features with many pieces each takes
+    steps of several standard deviations of the target and ends an epoch far worse than it
+    started (`pilid.train.divergence`). Scaling w_k's step by 1 / (pieces of its feature) and
+    b_k's by 1 / (pieces of the trial) moves each shape per step as far as one linear piece
+    would and the constant by about ``lr``, whatever the number of pieces. Returns
+    {"w": (T, P), "b": (T, 1)}.
+    """
+    mask = additive.mask
+    counts = torch.zeros(additive.omega.shape, dtype=mask.dtype, device=mask.device)
+    counts = counts.scatter_add(1, additive.feature, mask)  # pieces per feature (T, m)
+    per_feature = torch.gather(counts, 1, additive.feature).clamp_min(1.0)
+    return {"w": 1.0 / per_feature, "b": 1.0 / mask.sum(1, keepdim=True).clamp_min(1.0)}
 
 
 def _where_trials(mask: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -207,6 +235,10 @@ def train_ensemble(
     opt = _make_optimizer(reg, free, cfg, device)
     l1_params = reg if (cfg.reg == "l1" and cfg.lam > 0) else []
     smooth = cfg.smoothness > 0 and cfg.neighbours is not None and model.additive is not None
+    piece_scaled = []  # (parameter, its step scale): `piece_step_scales`
+    if cfg.piece_steps and getattr(model, "additive", None) is not None:
+        scales = piece_step_scales(model.additive)
+        piece_scaled = [(getattr(model.additive, k), v.detach()) for k, v in scales.items()]
 
     frozen_prefixes = sorted({f for p in phases for f in p.frozen})
     frozen_params = {
@@ -291,11 +323,17 @@ def train_ensemble(
             loss.sum().backward()
             if lr_mask is not None:
                 before = [p.detach().clone() for p in params]
+            if piece_scaled:
+                piece_before = [p.detach().clone() for p, _ in piece_scaled]
             opt.step()
             if lr_mask is not None:  # the step at lr * lr_scale, per trial
                 with torch.no_grad():
                     for p, old in zip(params, before):
                         p.sub_(old).mul_(lr_mask.view(-1, *([1] * (p.dim() - 1)))).add_(old)
+            if piece_scaled:  # the step at lr / pieces, element by element
+                with torch.no_grad():
+                    for (p, scale), old in zip(piece_scaled, piece_before):
+                        p.sub_(old).mul_(scale).add_(old)
             if freeze_masks:
                 with torch.no_grad():
                     for name, fm in freeze_masks.items():
