@@ -23,7 +23,7 @@ import numpy as np
 import torch
 from sklearn.base import clone
 
-from pilid.models.pilid import PAPER_PROTOCOL, PiLiDRegressor
+from pilid.estimators.pilid import PAPER_PROTOCOL, PiLiDRegressor
 
 
 def _data(N: int, m: int):

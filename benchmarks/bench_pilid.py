@@ -18,7 +18,7 @@ import time
 import numpy as np
 import torch
 
-from pilid.models.pilid import MLPRegressor, PiLiDRegressor
+from pilid.estimators.pilid import MLPRegressor, PiLiDRegressor
 from pilid.nn.additive import lstsq_init
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.nn.piecewise import fit_knots, phi_torch

@@ -15,7 +15,7 @@ measures each child's wall time and kills its whole process group at ``--cap`` s
 fit is printed as "> cap" and its time stands for the cap in the ratios (a bound).
 
 The models: ``PiLiDRegressor(random_state=0, device=--device)`` (the library defaults,
-`pilid.models.pilid.LIBRARY_DEFAULTS`), InterpretML's ``ExplainableBoostingRegressor()`` and
+`pilid.estimators.pilid.LIBRARY_DEFAULTS`), InterpretML's ``ExplainableBoostingRegressor()`` and
 ``LGBMRegressor(verbose=-1)`` (their defaults). ``--threads`` sets each child's torch/BLAS
 threads (``OMP_NUM_THREADS``, ``torch.set_num_threads``) and EBM's and LightGBM's ``n_jobs``,
 which changes the time, not the model. A library that is not installed is printed as

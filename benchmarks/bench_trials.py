@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from sklearn.base import clone
 
-from pilid.models.pilid import PiLiDRegressor
+from pilid.estimators.pilid import PiLiDRegressor
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.train import fit_batched
 

@@ -119,9 +119,8 @@ PUBLIC_MODULES = (
     "pilid.experiments",
     "pilid.report",
     "pilid.errors",
-    "pilid.models.estimators",
-    "pilid.models.baselines",
-    "pilid.models.pilid_cv",
+    "pilid.estimators",
+    "pilid.baselines",
 )
 
 

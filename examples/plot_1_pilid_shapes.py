@@ -17,7 +17,7 @@ from sklearn.model_selection import train_test_split
 
 from pilid import PiLiDRegressor
 from pilid.data import load_dataset
-from pilid.models.fidelity import estimator_fidelity
+from pilid.inspection.fidelity import estimator_fidelity
 
 # %%
 # Synthetic data with known shapes

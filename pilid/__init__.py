@@ -10,16 +10,16 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 _LAZY = {
-    "PiLiDRegressor": "pilid.models.pilid",
-    "PiLiDClassifier": "pilid.models.pilid",
-    "PiLiDRegressorCV": "pilid.models.pilid_cv",
-    "PiLiDClassifierCV": "pilid.models.pilid_cv",
-    "MLPRegressor": "pilid.models.pilid",
-    "MLPClassifier": "pilid.models.pilid",
-    "PiLiBRegressor": "pilid.models.pilib",
-    "PiLiBClassifier": "pilid.models.pilib",
-    "NITRegressor": "pilid.models.nit",
-    "NITClassifier": "pilid.models.nit",
+    "PiLiDRegressor": "pilid.estimators.pilid",
+    "PiLiDClassifier": "pilid.estimators.pilid",
+    "PiLiDRegressorCV": "pilid.estimators.pilid_cv",
+    "PiLiDClassifierCV": "pilid.estimators.pilid_cv",
+    "MLPRegressor": "pilid.estimators.pilid",
+    "MLPClassifier": "pilid.estimators.pilid",
+    "PiLiBRegressor": "pilid.estimators.pilib",
+    "PiLiBClassifier": "pilid.estimators.pilib",
+    "NITRegressor": "pilid.baselines.nit",
+    "NITClassifier": "pilid.baselines.nit",
     "load_dataset": "pilid.data",
 }
 

@@ -8,7 +8,7 @@ which a key added after records existed is left out of the setting id (`identity
 else is read off this table:
 
 * the constructors' defaults (explicit keyword arguments, as scikit-learn requires, whose
-  defaults are `defaults`), and `LIBRARY_DEFAULTS` / `PAPER_PROTOCOL` of `pilid.models.pilid`;
+  defaults are `defaults`), and `LIBRARY_DEFAULTS` / `PAPER_PROTOCOL` of `pilid.estimators.pilid`;
 * the estimators' `_parameter_constraints` (`pilid.models.params.sklearn_constraints` turns a
   constraint into scikit-learn's objects; a `Rule` names a check whose code lives in a lower
   layer);
@@ -22,7 +22,7 @@ adopted (``schedule``, ``lr_decay``, ``bag_validation``, ``deep_bins``, ``min_fr
 they are no parameters of the public estimators and no config keys; the estimators read them
 with `lever`, which gives the neutral value (`Hyperparameter.default`, the computation without
 the lever) unless a lever was set through the private hook the lever study uses
-(``pilid.models.pilid._with_levers``).
+(``pilid.estimators.pilid._with_levers``).
 
 A new hyper-parameter of PiLiD is one entry here (plus its docstring entry, its code and, for a
 ``model`` key, its line in both YAML files); a key added to the config group after records
@@ -106,7 +106,7 @@ class OneOf:
 @dataclass(frozen=True)
 class Rule:
     """A check whose code lives in a lower layer (e.g. ``"gamma"``: one number of pieces or one
-    per feature, `pilid.nn.piecewise.valid_gamma`), named here and resolved by `pilid.models`
+    per feature, `pilid.nn.piecewise.valid_gamma`), named here and resolved by the estimators
     (its ``rules`` of `pilid.models.params.sklearn_constraints`); ``words`` says it."""
 
     name: str

@@ -5,20 +5,20 @@ A trial with seed s draws each kind of random number from its own stream, seeded
 (`pilid.train.fit_batched`), nor on the order in which the streams are used. The ids are part of
 the recorded results: changing one changes every number drawn from it.
 
-====================  ==  ====================================================  ===============
+====================  ==  ====================================================  ================
 name                  id  what it draws                                         drawn in
-====================  ==  ====================================================  ===============
+====================  ==  ====================================================  ================
 STREAM_SPLIT           0  rows held out for early stopping (NumPy)              train.validation
 STREAM_BATCHES         1  mini-batch permutations, one per epoch (torch)        train.trainer
 STREAM_DEEP            2  the deep part's initial weights (MLP, blocks)         nn.mlp, nn.blocks
 STREAM_ADDITIVE        3  w of the additive part with init="gaussian"           train.batched
 STREAM_NOISE           4  reserved (never drawn; kept so the id is not reused)  -
-STREAM_BLOCK_SUMMARY   7  rows for the block summaries of PiLiB/NIT (NumPy)     models.gated
+STREAM_BLOCK_SUMMARY   7  rows for the block summaries of PiLiB/NIT (NumPy)     estimators.gated
 STREAM_BAG             8  a bag member's seed and bootstrap rows (NumPy)        models.bagging
-STREAM_GRID_ROWS       9  rows kept for PiLiD's interaction_grid (NumPy)        models.pilid
+STREAM_GRID_ROWS       9  rows kept for PiLiD's interaction_grid (NumPy)        estimators.pilid
 STREAM_GATE_INIT      16  jitter of the gates' initial log_alpha                nn.gates
 STREAM_GATE_NOISE     17  the gates' hard-concrete noise in training            nn.gates
-====================  ==  ====================================================  ===============
+====================  ==  ====================================================  ================
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """The README's "Use it" example, run as written, and its figures: a bagged PiLiD's shapes with
 their bands against the true shapes, and its interactions against the true pair terms.
 
-Fits `PiLiDRegressor` with the library's defaults (a bag of 16, `pilid.models.pilid.
+Fits `PiLiDRegressor` with the library's defaults (a bag of 16, `pilid.estimators.pilid.
 LIBRARY_DEFAULTS`) on synthetic data with known shapes, prints the numbers the README quotes
 (test R^2, shape-fidelity R^2 per feature, the share of the characteristic points whose band
 holds the true shape) and draws `plot_shapes()` with the true centred shapes dashed on top; then,
 for each true pair term of the data (a product of two centred functions, so its own interaction
-is itself), the model's `interaction_grid` (`pilid.models.pair_effect`) against it: its R^2 on
+is itself), the model's `interaction_grid` (`pilid.inspection.pair_effect`) against it: its R^2 on
 the grid (`interaction_fidelity`) and the heat maps side by side.
 
     OMP_NUM_THREADS=1 python scripts/readme_example.py --out results/examples/bagged_shapes.png \
@@ -29,7 +29,7 @@ from sklearn.model_selection import train_test_split  # noqa: E402
 
 from pilid import PiLiDRegressor  # noqa: E402
 from pilid.data import load_dataset  # noqa: E402
-from pilid.models.fidelity import estimator_fidelity, shape_fidelity  # noqa: E402
+from pilid.inspection.fidelity import estimator_fidelity, shape_fidelity  # noqa: E402
 
 #: Grid points per feature of the interaction figure.
 GRID = 25
@@ -38,7 +38,7 @@ GRID = 25
 def interaction_fidelity(model, truth, X_train: np.ndarray, a: int, b: int) -> tuple:
     """The model's interaction of features a and b (`interaction_grid`) against the true pair
     term on the same grid: (R^2 of the truth by the model's grid, both centred,
-    `pilid.models.fidelity.shape_fidelity`; the grid; the centred truth)."""
+    `pilid.inspection.fidelity.shape_fidelity`; the grid; the centred truth)."""
     grid = model.interaction_grid(a, b, n=GRID)
     rows = np.repeat(np.asarray(X_train)[:1], len(grid), axis=0)
     rows[:, a], rows[:, b] = grid["x_a"], grid["x_b"]

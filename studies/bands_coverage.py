@@ -5,7 +5,7 @@ of a synthetic regression set (the legendre generator: every main effect known) 
 the other 20%:
 
 - shape fidelity: the mean R^2 of the learned against the true centred main effects
-  (``pilid.models.fidelity``) on the held-out rows, single model vs bag;
+  (``pilid.inspection.fidelity``) on the held-out rows, single model vs bag;
 - coverage: at every characteristic point of every feature, whether the true main effect
   (centred over the training rows, as the learned shapes are) lies inside the bag's band
   [``lower``, ``upper``] (2.5/97.5 percentiles over members), and how wide the band is.
@@ -32,8 +32,8 @@ from sklearn.model_selection import train_test_split
 
 from pilid import PiLiDRegressor
 from pilid.data import load_dataset
-from pilid.models.fidelity import estimator_fidelity
-from pilid.models.pilid import LIBRARY_DEFAULTS, PAPER_PROTOCOL
+from pilid.estimators.pilid import LIBRARY_DEFAULTS, PAPER_PROTOCOL
+from pilid.inspection.fidelity import estimator_fidelity
 from studies.lever_study import EARLIER_DEFAULTS, lam_rule, resolve_rules, smooth_rule
 
 #: The hyper-parameters besides n_bags: the paper's protocol (gamma=5), the library's defaults

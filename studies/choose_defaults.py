@@ -30,8 +30,8 @@ from sklearn.preprocessing import StandardScaler
 
 from pilid import PiLiDClassifier, PiLiDClassifierCV, PiLiDRegressor, PiLiDRegressorCV
 from pilid.data import load_dataset
+from pilid.estimators.pilid import LIBRARY_DEFAULTS, PAPER_PROTOCOL
 from pilid.models.metrics import score
-from pilid.models.pilid import LIBRARY_DEFAULTS, PAPER_PROTOCOL
 from studies.lever_study import EARLIER_DEFAULTS, lam_rule, resolve_rules, smooth_rule
 
 SMALL = (64, 32)

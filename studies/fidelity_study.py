@@ -10,7 +10,7 @@ trains identically with and without purification, so the pairs differ only by it
 held-out rows:
 
 * fidelity: R^2 of the learned centred contribution against the true centred main effect,
-  per feature (`pilid.models.fidelity.shape_fidelity`); mean and minimum over trials x features,
+  per feature (`pilid.inspection.fidelity.shape_fidelity`); mean and minimum over trials x features,
   and the share of (trial, feature) shapes with R^2 < 0.8 ("unfaithful");
 * deep main effect: the share of the prediction's variance that the deep part carries as a
   piecewise-linear main effect (its least-squares projection on Phi), i.e. what purification moves;
@@ -25,8 +25,8 @@ import numpy as np
 from sklearn.base import clone
 
 from pilid.data.synthetic import generate
-from pilid.models.fidelity import estimator_fidelity
-from pilid.models.pilid import PiLiDRegressor
+from pilid.estimators.pilid import PiLiDRegressor
+from pilid.inspection.fidelity import estimator_fidelity
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.nn.piecewise import phi_numpy
 from pilid.train import fit_batched

@@ -310,8 +310,8 @@ VARIANTS = {
 }
 
 
-#: The variant that the library's defaults are (`pilid.models.pilid.LIBRARY_DEFAULTS`: its rules of
-#: n are ``lam="rows"`` and ``smoothness="rows"``, `pilid.models.row_rules`).
+#: The variant that the library's defaults are (`pilid.estimators.pilid.LIBRARY_DEFAULTS`: its
+#: rules of n are ``lam="rows"`` and ``smoothness="rows"``, `pilid.models.row_rules`).
 LIBRARY_VARIANT = "gamma40_smooth_rows_lam_rows_pairs_auto"
 
 
@@ -329,11 +329,11 @@ def make_variant(variant: str, task: str, seed: int, n_train: int):
     defaults are the variant ``gamma40_smooth_rows_lam_rows_pairs_auto``. A variant that sets a
     lever that was not adopted (`pilid.hyperparameters.LEVERS`: ``schedule``, ``lr_decay``,
     ``bag_validation``, ``deep_bins``, ``min_frequency``; no parameters of PiLiD) gets PiLiD's
-    private class that takes them (`pilid.models.pilid._with_levers`), which computes what
+    private class that takes them (`pilid.estimators.pilid._with_levers`), which computes what
     PiLiD computed with them."""
     from pilid import PiLiDClassifier, PiLiDRegressor
+    from pilid.estimators.pilid import _with_levers
     from pilid.hyperparameters import LEVERS
-    from pilid.models.pilid import _with_levers
 
     params, rule = VARIANTS[variant]
     params = {**EARLIER_DEFAULTS, **params, **(rule(n_train) if rule is not None else {})}

@@ -1,6 +1,6 @@
 """A bag whose members hold out their own early-stopping rows (the lever ``bag_validation="own"``,
 `pilid.models.bagging.member_holdout`; measured and not adopted, so set through the lever study's
-private hook `pilid.models.pilid._with_levers`), against the shared rows of ``"shared"``: which
+private hook `pilid.estimators.pilid._with_levers`), against the shared rows of ``"shared"``: which
 rows each member trains and stops on, and the out-of-bag loss that ``pairs`` / ``smoothness``
 choose by."""
 
@@ -12,8 +12,8 @@ from scipy.special import log_softmax
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
+from pilid.estimators.pilid import _with_levers
 from pilid.hyperparameters import lever
-from pilid.models.pilid import _with_levers
 from pilid.train.validation import holdout_split
 
 #: PiLiD with the levers as parameters (the lever study's hook).

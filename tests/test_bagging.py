@@ -10,9 +10,9 @@ from scipy.special import expit
 from sklearn.base import clone
 
 from pilid.errors import PilidError
+from pilid.estimators.pilid import LIBRARY_DEFAULTS, MLPRegressor, PiLiDClassifier, PiLiDRegressor
+from pilid.inspection.fidelity import estimator_fidelity
 from pilid.models.bagging import bag_rows
-from pilid.models.fidelity import estimator_fidelity
-from pilid.models.pilid import LIBRARY_DEFAULTS, MLPRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.train import fit_batched
 
 KW = dict(hidden_layers=[16], epochs=6, batch_size=64, random_state=3, device="cpu")

@@ -19,15 +19,15 @@ from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import check_estimator
 
+from pilid.baselines.ga import GAClassifier, GARegressor
+from pilid.baselines.ga2m import GA2MClassifier, GA2MRegressor
+from pilid.baselines.gam import GAMClassifier, GAMRegressor, search_lam
+from pilid.baselines.svm import SVMClassifier
 from pilid.data import load_dataset, make_split
 from pilid.errors import PilidError
 from pilid.experiments.model_config import builtin_estimator
-from pilid.models.ga import GAClassifier, GARegressor
-from pilid.models.ga2m import GA2MClassifier, GA2MRegressor
-from pilid.models.gam import GAMClassifier, GAMRegressor, search_lam
 from pilid.models.inputs import categorical_mask
 from pilid.models.metrics import predict_scores, score
-from pilid.models.svm import SVMClassifier
 
 FAST_EBM = {"outer_bags": 1, "n_jobs": 1, "random_state": 0}
 TINY_MLP = {"hidden_layers": [16, 16], "epochs": 5, "batch_size": 64, "device": "cpu"}
@@ -264,7 +264,7 @@ def test_ga_with_gam_student_passes_scikit_learn_estimator_checks():
 
 
 def test_ga_default_teacher_is_the_paper_mlp():
-    from pilid.models.pilid import MLPClassifier, MLPRegressor
+    from pilid.estimators.pilid import MLPClassifier, MLPRegressor
 
     data = load_dataset("synthetic", N=400, m=4, n_interactions=1)
     split = make_split(data, seed=0)

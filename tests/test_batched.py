@@ -6,7 +6,7 @@ import torch
 from sklearn.base import clone
 
 from pilid.errors import PilidError
-from pilid.models.pilid import MLPRegressor, PiLiDClassifier, PiLiDRegressor
+from pilid.estimators.pilid import MLPRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.train import Phase, fit_batched
 
 FAST = dict(hidden_layers=(16, 8), batch_size=32, device="cpu")

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from pilid import PiLiBRegressor, PiLiDClassifier, PiLiDRegressor
-from pilid.models.explanation import ExplanationDisplay
+from pilid.inspection.explanation import ExplanationDisplay
 from pilid.models.inputs import UnseenCategoryWarning
 
 SMALL = dict(hidden_layers=(8,), epochs=20, batch_size=64, device="cpu", random_state=0)

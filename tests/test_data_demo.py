@@ -202,8 +202,8 @@ def test_true_shapes_score_r2_one_against_themselves_through_the_report():
 
 @pytest.mark.slow
 def test_pilid_recovers_the_demo_shapes_without_interactions():
+    from pilid.estimators import PiLiDRegressor
     from pilid.experiments.artefacts import artefact_frames
-    from pilid.models.estimators import PiLiDRegressor
 
     # the first data seed whose features all span at least [0, 0.3] (a feature squeezed into
     # [0, 0.05] has a nearly flat shape that no noise level leaves recoverable)

@@ -1,5 +1,5 @@
 """PiLiD's lever ``deep_bins`` (issue 31's levers; measured and not adopted, so set through the
-lever study's private hook `pilid.models.pilid._with_levers`): the MLP sees each numeric feature
+lever study's private hook `pilid.estimators.pilid._with_levers`): the MLP sees each numeric feature
 piecewise-linearly encoded on quantile bins (Gorishniy et al., NeurIPS 2022) instead of one
 standardised column; the additive part and the shapes do not change."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
-from pilid.models.pilid import _with_levers
+from pilid.estimators.pilid import _with_levers
 from pilid.train.batched import deep_columns, deep_input, piecewise_encoding, quantile_bins
 
 #: PiLiD with the levers as parameters (the lever study's hook).

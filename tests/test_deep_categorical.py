@@ -14,7 +14,7 @@ from sklearn.base import clone
 from pilid import PiLiBRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.data import Dataset, make_split
 from pilid.errors import PilidError
-from pilid.models.pilid import MLPRegressor
+from pilid.estimators.pilid import MLPRegressor
 from pilid.train import fit_batched
 from pilid.train.batched import deep_columns, deep_input
 

@@ -1,4 +1,4 @@
-"""The display objects (`pilid.models.displays`): what `ShapeDisplay` and `InteractionDisplay`
+"""The display objects (`pilid.inspection.displays`): what `ShapeDisplay` and `InteractionDisplay`
 draw is the table they are given, point for point (missing-value markers, categorical levels,
 one colour per class, a bag's band), and the estimators' plots draw through them."""
 
@@ -23,8 +23,8 @@ from pilid import (  # noqa: E402
     PiLiDRegressor,
 )
 from pilid.errors import PilidError  # noqa: E402
-from pilid.models.displays import MISSING_LABEL, ShapeDisplay  # noqa: E402
-from pilid.models.interaction_display import InteractionDisplay  # noqa: E402
+from pilid.inspection.displays import MISSING_LABEL, ShapeDisplay  # noqa: E402
+from pilid.inspection.interaction_display import InteractionDisplay  # noqa: E402
 
 LEVELS = ["not", "fairly", "very"]
 

@@ -103,7 +103,7 @@ def test_a_missing_csv_is_one_line_naming_it():
 
 def test_the_hyperparameter_rows_are_the_signatures_defaults_and_the_papers_values():
     from pilid import PiLiDRegressor
-    from pilid.models.pilid import PAPER_PROTOCOL
+    from pilid.estimators.pilid import PAPER_PROTOCOL
 
     words = {name: "why" for name in inspect.signature(PiLiDRegressor).parameters}
     rows, problems = parameter_table.rows(PiLiDRegressor, "pilid", words)

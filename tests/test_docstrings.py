@@ -16,11 +16,15 @@ import pytest
 import pilid
 
 ROOT = Path(__file__).resolve().parents[1]
-ESTIMATORS = [name for name, module in pilid._LAZY.items() if module.startswith("pilid.models")]
+ESTIMATORS = [
+    name
+    for name, module in pilid._LAZY.items()
+    if module.startswith(("pilid.estimators", "pilid.baselines"))
+]
 BASELINES = {
-    "pilid.models.gam": ("GAMRegressor", "GAMClassifier"),
-    "pilid.models.ga2m": ("GA2MRegressor", "GA2MClassifier"),
-    "pilid.models.ga": ("GARegressor", "GAClassifier"),
+    "pilid.baselines.gam": ("GAMRegressor", "GAMClassifier"),
+    "pilid.baselines.ga2m": ("GA2MRegressor", "GA2MClassifier"),
+    "pilid.baselines.ga": ("GARegressor", "GAClassifier"),
 }
 
 
@@ -136,6 +140,6 @@ def test_every_hyper_parameter_and_fitted_attribute_section_is_documented(cls):
 
 def test_the_docstring_examples_run():
     """The Examples of the estimators (tiny data, a few epochs) give what they show."""
-    module = importlib.import_module("pilid.models.pilid")
+    module = importlib.import_module("pilid.estimators.pilid")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

@@ -23,10 +23,10 @@ from pilid import (
     PiLiDClassifier,
     PiLiDRegressor,
 )
+from pilid.baselines.ga import GAClassifier, GARegressor
+from pilid.baselines.ga2m import GA2MClassifier, GA2MRegressor
+from pilid.baselines.gam import GAMClassifier, GAMRegressor
 from pilid.errors import PilidError
-from pilid.models.ga import GAClassifier, GARegressor
-from pilid.models.ga2m import GA2MClassifier, GA2MRegressor
-from pilid.models.gam import GAMClassifier, GAMRegressor
 from pilid.models.inputs import UnseenCategoryWarning, UnseenMissingWarning
 
 matplotlib.use("Agg")
@@ -76,7 +76,7 @@ EBM_EXPECTED_FAILED_CHECKS: dict[str, str] = {
 
 def _expected_failed(est) -> dict[str, str]:
     """The checks expected to fail for `est`, with the reason (scikit-learn marks them xfail)."""
-    from pilid.models.neural import NeuralEstimator
+    from pilid.estimators.neural import NeuralEstimator
 
     if isinstance(est, NITClassifier | PiLiBClassifier):
         return {**EXPECTED_FAILED_CHECKS, **NEURAL_EXPECTED_FAILED_CHECKS, **GATED_ROUNDING}
@@ -282,8 +282,8 @@ def test_predict_proba_is_overflow_free_for_huge_logits():
     """p = expit(z): logits of -1000 / +1000 give exactly 0 / 1 and no overflow warning."""
     import warnings
 
-    from pilid.models.nit import NITClassifier
-    from pilid.models.pilib import PiLiBClassifier
+    from pilid.baselines.nit import NITClassifier
+    from pilid.estimators.pilib import PiLiBClassifier
 
     z = np.array([-1000.0, -40.0, 0.0, 40.0, 1000.0])
     for cls in (PiLiDClassifier, MLPClassifier, PiLiBClassifier, NITClassifier):

@@ -1,4 +1,4 @@
-"""`explain(X)` and its waterfall (`pilid.models.explanation`): the columns of every row sum to
+"""`explain(X)` and its waterfall (`pilid.inspection.explanation`): the columns of every row sum to
 the raw output the estimator computes on its own (`predict` / `decision_function`), the feature
 columns are `feature_contributions`, and the plot draws one bar per part."""
 
@@ -20,7 +20,7 @@ from pilid import (
     PiLiDRegressor,
 )
 from pilid.errors import PilidError
-from pilid.models.explanation import DEEP, INTERCEPT, ExplanationDisplay, explain
+from pilid.inspection.explanation import DEEP, INTERCEPT, ExplanationDisplay, explain
 
 SMALL = dict(epochs=3, batch_size=32, random_state=0, device="cpu")
 BLOCKS = dict(n_blocks=3, block_layers=(4,), warmup_epochs=1, phase1_epochs=3, mask_patience=1)
@@ -159,7 +159,7 @@ def test_waterfall_refuses_a_row_out_of_range():
 
 
 def test_the_cv_estimator_explains_with_its_refit_model():
-    from pilid.models.pilid_cv import PiLiDRegressorCV
+    from pilid.estimators.pilid_cv import PiLiDRegressorCV
 
     X, y, _ = _data()
     model = PiLiDRegressorCV(

@@ -5,8 +5,8 @@ import pytest
 
 from pilid.data.synthetic import generate
 from pilid.errors import PilidError
-from pilid.models.fidelity import estimator_fidelity, shape_fidelity
-from pilid.models.pilid import PiLiDRegressor
+from pilid.estimators.pilid import PiLiDRegressor
+from pilid.inspection.fidelity import estimator_fidelity, shape_fidelity
 
 
 def test_shape_fidelity_is_centred_r2_per_feature():

@@ -2,7 +2,8 @@
 the constructors' signatures, their checks (`_parameter_constraints`), the Hydra schemas of
 ``model=pilid`` / ``model=pilid_lib``, the ``model`` entries of ``KEYS_ADDED_AT_IDENTITY`` and
 the docstring's defaults. The levers measured and not adopted (`LEVERS`) are no parameters of the
-public estimators; the lever study's private hook (`pilid.models.pilid._with_levers`) takes them.
+public estimators; the lever study's private hook (`pilid.estimators.pilid._with_levers`) takes
+them.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from sklearn.utils._param_validation import InvalidParameterError, validate_para
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid import hyperparameters as hp
 from pilid.errors import PilidError
+from pilid.estimators.pilid import _with_levers
 from pilid.experiments.setting import KEYS_ADDED_AT_IDENTITY
 from pilid.models.params import ParamError, Satisfies, sklearn_constraints, validate_params
-from pilid.models.pilid import _with_levers
 from pilid.schema import section_fields
 
 CLASSES = [PiLiDRegressor, PiLiDClassifier]
@@ -134,7 +135,7 @@ def test_the_layer_0_constraints_become_scikit_learns():
 
 
 def test_the_engines_option_tuples_are_the_declared_ones():
-    from pilid.models.neural import DEEP_CATEGORICAL, INITS
+    from pilid.estimators.neural import DEEP_CATEGORICAL, INITS
     from pilid.models.row_rules import ROWS
     from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
     from pilid.nn.piecewise import KNOT_METHODS

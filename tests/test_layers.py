@@ -8,6 +8,7 @@ of the layers; CONTRIBUTING.md's table shows it and is checked against it here.
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -38,6 +39,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("nn", ("pilid.nn",)),
     ("train", ("pilid.train",)),
     ("models", ("pilid.models",)),
+    ("inspection", ("pilid.inspection",)),
+    ("estimators", ("pilid.estimators",)),
+    ("baselines", ("pilid.baselines",)),
     (
         "experiments",
         ("pilid.experiments", "pilid.run", "hydra_plugins"),
@@ -175,27 +179,64 @@ def test_no_cycle_between_modules():
 
 
 def test_the_checker_sees_lazy_imports_cycles_and_upward_imports(tmp_path):
-    source = "def f():\n    from pilid.models.pilid import PiLiDRegressor\n"
+    source = "def f():\n    from pilid.estimators.pilid import PiLiDRegressor\n"
     path = tmp_path / "probe.py"
     path.write_text(source)
-    assert imports_of("pilid.nn.probe", path) == [(2, "pilid.models.pilid")]
-    assert layer_of("pilid.models.pilid") > layer_of("pilid.nn.mlp")
+    assert imports_of("pilid.nn.probe", path) == [(2, "pilid.estimators.pilid")]
+    assert layer_of("pilid.estimators.pilid") > layer_of("pilid.nn.mlp")
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-def test_the_facade_imports_nothing_from_pilid_when_imported():
-    tree = ast.parse((ROOT / "pilid" / "__init__.py").read_text())
+#: The lazy facades: a package whose names resolve on first use (its ``_LAZY`` table), so that
+#: importing it (or one of its modules) loads nothing else of pilid.
+FACADES = ("pilid", "pilid.estimators", "pilid.baselines")
+
+
+def _eager_pilid_imports(module: str) -> list[str]:
+    """The pilid modules that `module`'s own top level imports (not those inside functions)."""
+    tree = ast.parse(MODULES[module].read_text())
     eager = []
     for node in tree.body:  # module level only: the lazy import in __getattr__ runs on use
         if isinstance(node, ast.Import | ast.ImportFrom):
             names = [alias.name for alias in node.names] + [getattr(node, "module", "") or ""]
             eager += [name for name in names if name.split(".")[0] == "pilid"]
-    assert not eager
+    return eager
+
+
+@pytest.mark.parametrize("facade", FACADES)
+def test_the_facades_import_nothing_from_pilid_when_imported(facade):
+    assert not _eager_pilid_imports(facade)
+    package = importlib.import_module(facade)
+    assert set(package.__all__) - {"__version__"} == set(package._LAZY)
+    for name, module in package._LAZY.items():
+        assert _target(module) == module, f"{facade}.{name} points to a missing module {module}"
+        assert getattr(package, name) is getattr(importlib.import_module(module), name)
+        if facade != "pilid":  # the base facade names every layer's; a subpackage's stay at home
+            assert layer_of(module) <= layer_of(facade), f"{facade}.{name} points up to {module}"
+    with pytest.raises(AttributeError, match=f"module '{facade}' has no attribute 'Nope'"):
+        _ = package.Nope
+
+
+def test_the_facade_check_sees_an_eager_import(tmp_path, monkeypatch):
+    path = tmp_path / "__init__.py"
+    path.write_text('"""A facade."""\n\nfrom pilid.estimators.pilid import PiLiDRegressor\n')
+    monkeypatch.setitem(MODULES, "pilid.probe", path)
+    assert _eager_pilid_imports("pilid.probe") == ["pilid.estimators.pilid"]
+
+
+def test_the_subpackages_keep_their_rooms():
+    """The paper's estimators and the harness's baselines are each defined in their own package
+    (the public facade's names included); `pilid.models` keeps the building blocks."""
     import pilid
 
-    for name, module in pilid._LAZY.items():
-        assert _target(module) == module, f"pilid.{name} points to a missing module {module}"
-        assert hasattr(pilid, name)
+    for facade in ("pilid.estimators", "pilid.baselines"):
+        package = importlib.import_module(facade)
+        classes = [name for name in package._LAZY if name != "categorical_mask"]
+        assert all(getattr(package, n).__module__.startswith(facade + ".") for n in classes)
+    for name in pilid._LAZY:
+        if name.endswith(("Regressor", "Classifier", "RegressorCV", "ClassifierCV")):
+            home = "pilid.baselines." if name.startswith("NIT") else "pilid.estimators."
+            assert getattr(pilid, name).__module__.startswith(home), name
 
 
 def test_contributing_shows_the_same_layers():
@@ -207,8 +248,8 @@ def test_contributing_shows_the_same_layers():
     assert shown == [(name, entries) for name, entries in LAYERS]
 
 
-@pytest.mark.parametrize("module", ["pilid.models.pilid", "pilid.train.batched"])
+@pytest.mark.parametrize("module", ["pilid.estimators.pilid", "pilid.train.batched"])
 def test_known_edges_are_seen(module):
     """A sanity check that the walk finds the imports it must (the estimators train)."""
     targets = {target for _, target in GRAPH[module]}
-    assert targets & {"pilid.models.neural", "pilid.nn.ensemble"}
+    assert targets & {"pilid.estimators.neural", "pilid.nn.ensemble"}

@@ -186,7 +186,7 @@ def test_the_library_variant_is_the_library_defaults_at_every_size():
     ``PiLiDRegressor()`` trains with at n rows (``lam_``, ``smoothness_`` of `row_rules`), and
     every variant stands on the earlier defaults, not on today's."""
     from pilid import PiLiDRegressor
-    from pilid.models.pilid import LIBRARY_DEFAULTS
+    from pilid.estimators.pilid import LIBRARY_DEFAULTS
     from pilid.models.row_rules import rows_lam, rows_smoothness
 
     study = lever_study

@@ -1,5 +1,5 @@
 """PiLiD's lever ``min_frequency`` (scikit-learn's ``OneHotEncoder`` convention; measured and not
-adopted, so set through the lever study's private hook `pilid.models.pilid._with_levers`): the
+adopted, so set through the lever study's private hook `pilid.estimators.pilid._with_levers`): the
 levels of a category / string column with fewer fit rows than it become one level,
 ``"(infrequent)"``.
 
@@ -17,8 +17,8 @@ import pytest
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
+from pilid.estimators.pilid import _with_levers
 from pilid.models.inputs import INFREQUENT_LEVEL, UnseenCategoryWarning
-from pilid.models.pilid import _with_levers
 
 #: PiLiD with the levers as parameters (the lever study's hook).
 LEVERS = {

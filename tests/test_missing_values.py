@@ -15,8 +15,8 @@ import torch
 
 from pilid import NITRegressor, PiLiBRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
+from pilid.estimators.pilid import MLPRegressor
 from pilid.models.inputs import UnseenMissingWarning
-from pilid.models.pilid import MLPRegressor
 from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact, phi_numpy
 
 SMALL = dict(epochs=15, batch_size=64, device="cpu", random_state=0, n_bags=1, lr=0.01)

@@ -18,6 +18,9 @@ from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.svm import SVR
 
+from pilid.baselines.ga2m import GA2MRegressor
+from pilid.baselines.gam import GAMClassifier
+from pilid.baselines.svm import SVMClassifier
 from pilid.data import load_dataset, make_split
 from pilid.errors import PilidError
 from pilid.experiments.config import CONF_DIR, group_options
@@ -27,10 +30,7 @@ from pilid.experiments.model_config import (
     estimator_class,
     is_batchable,
 )
-from pilid.models.ga2m import GA2MRegressor
-from pilid.models.gam import GAMClassifier
 from pilid.models.metrics import predict_scores, score
-from pilid.models.svm import SVMClassifier
 from pilid.report.labels import model_label
 from pilid.schema import SCHEMAS
 
@@ -200,7 +200,6 @@ def test_every_config_key_reaches_the_estimator(name):
 
 @pytest.mark.parametrize("name", ["pilib", "nit"])
 def test_block_models_build_from_their_configs(name):
-    pytest.importorskip(f"pilid.models.{name}", reason=f"pilid.models.{name} is not written yet")
     params = {k: v for k, v in _model_yaml(name).items() if k != "name"}
     params = {**params, **TRAIN}
     if "gamma" in params:

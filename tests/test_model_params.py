@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import yaml
 
+from pilid.baselines.ga import GAClassifier
+from pilid.baselines.ga2m import GA2MRegressor
+from pilid.baselines.gam import GAMClassifier, GAMRegressor
 from pilid.errors import PilidError
 from pilid.experiments.model_config import builtin_estimator
-from pilid.models.ga import GAClassifier
-from pilid.models.ga2m import GA2MRegressor
-from pilid.models.gam import GAMClassifier, GAMRegressor
 from pilid.models.params import ParamError
 from pilid.schema import ESTIMATOR_TRAIN_KEYS as TRAIN_KEYS
 from pilid.schema import SCHEMAS

@@ -1,4 +1,4 @@
-"""A PiLiD's interaction of two features (`pilid.models.pair_effect`): a planted product is
+"""A PiLiD's interaction of two features (`pilid.inspection.pair_effect`): a planted product is
 recovered, the grid equals partial dependence computed from `predict`, and bad requests get one
 line."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
-from pilid.models.interaction_display import InteractionDisplay
+from pilid.inspection.interaction_display import InteractionDisplay
 
 matplotlib.use("Agg")
 

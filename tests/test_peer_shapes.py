@@ -1,4 +1,4 @@
-"""The peers' shapes read apart from the estimators (`pilid.models.peer_shapes`) and stored as
+"""The peers' shapes read apart from the estimators (`pilid.inspection.peer_shapes`) and stored as
 the runner's ``shapes`` artefacts: with no interactions, the shapes read at a row's values plus
 the model's own intercept are the model's own raw output."""
 
@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pilid.baselines.ga2m import GA2MClassifier, GA2MRegressor
 from pilid.experiments.artefacts import artefact_frames
+from pilid.inspection.peer_shapes import peer_intercept, peer_shape_functions
 from pilid.models.frame_input import FrameInput
-from pilid.models.ga2m import GA2MClassifier, GA2MRegressor
-from pilid.models.peer_shapes import peer_intercept, peer_shape_functions
 
 aplr = pytest.importorskip("aplr", reason='pip install -e ".[peers]" for APLR')
 

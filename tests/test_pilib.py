@@ -16,9 +16,9 @@ import torch
 from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 
+from pilid.baselines.nit import NITClassifier, NITRegressor
 from pilid.errors import PilidError
-from pilid.models.nit import NITClassifier, NITRegressor
-from pilid.models.pilib import PiLiBClassifier, PiLiBRegressor, plot_interaction
+from pilid.estimators.pilib import PiLiBClassifier, PiLiBRegressor, plot_interaction
 from pilid.nn.gates import GateOrderWarning
 from pilid.train import fit_batched
 

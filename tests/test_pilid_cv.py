@@ -16,8 +16,8 @@ from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 from sklearn.utils import get_tags
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from pilid.models.pilid import PiLiDClassifier, PiLiDRegressor
-from pilid.models.pilid_cv import PiLiDClassifierCV, PiLiDRegressorCV
+from pilid.estimators.pilid import PiLiDClassifier, PiLiDRegressor
+from pilid.estimators.pilid_cv import PiLiDClassifierCV, PiLiDRegressorCV
 
 FAST = dict(hidden_layers=(8,), epochs=10, batch_size=64, device="cpu")
 GAMMAS, LAMS = (1, 4), (1e-4, 0.3)

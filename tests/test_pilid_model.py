@@ -5,7 +5,7 @@ import pytest
 import torch
 from sklearn.linear_model import LinearRegression
 
-from pilid.models.pilid import PAPER_PROTOCOL, PiLiDClassifier, PiLiDRegressor
+from pilid.estimators.pilid import PAPER_PROTOCOL, PiLiDClassifier, PiLiDRegressor
 from pilid.nn.additive import AdditiveEnsemble, ridge_solve
 from pilid.nn.mlp import EnsembleMLP
 from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact, phi_numpy

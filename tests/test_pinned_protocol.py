@@ -99,7 +99,7 @@ def test_the_library_defaults_row_pins_the_estimators_current_defaults(task):
     of `pilid.hyperparameters.PILID` at its ``default``, the constructor's: change a library
     default and this fails until the config (and with it the row's setting id) follows, so the
     row never mixes records of two different defaults."""
-    from pilid.models.pilid import LIBRARY_DEFAULTS, PiLiDClassifier, PiLiDRegressor
+    from pilid.estimators.pilid import LIBRARY_DEFAULTS, PiLiDClassifier, PiLiDRegressor
 
     config = {k: v for k, v in _yaml("pilid_lib").items() if k not in CLASS_KEYS}
     assert config == _plain({p.name: p.default for p in model_keys(PILID)})
@@ -116,7 +116,7 @@ def test_the_pilib_library_defaults_row_pins_the_constructors_defaults(task):
     """conf/model/pilib_lib.yaml (Table 3+'s "PiLiB (library defaults)") holds every default of
     PiLiB's constructor, train.* included: a changed default fails here until the config (and
     with it the row's setting id) follows."""
-    from pilid.models.pilib import PiLiBClassifier, PiLiBRegressor
+    from pilid.estimators.pilib import PiLiBClassifier, PiLiBRegressor
 
     cls = PiLiBRegressor if task == "regression" else PiLiBClassifier
     defaults = cls().get_params(deep=False)
@@ -132,7 +132,7 @@ def test_the_pilib_library_defaults_row_pins_the_constructors_defaults(task):
 def test_paper_protocol_constant_equals_the_paper_config():
     """`PAPER_PROTOCOL` and `LIBRARY_DEFAULTS` are the declared values of the ``model`` keys where
     the library's default is not the paper's, and pilid.yaml / pilid_lib.yaml hold them."""
-    from pilid.models.pilid import LIBRARY_DEFAULTS, PAPER_PROTOCOL
+    from pilid.estimators.pilid import LIBRARY_DEFAULTS, PAPER_PROTOCOL
 
     differ = [p for p in model_keys(PILID) if _plain({0: p.default}) != _plain({0: p.paper})]
     assert list(PAPER_PROTOCOL) == list(LIBRARY_DEFAULTS) == [p.name for p in differ]

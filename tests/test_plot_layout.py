@@ -18,8 +18,8 @@ import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 
 from pilid import PiLiDClassifier, PiLiDRegressor  # noqa: E402
-from pilid.models.displays import ELLIPSIS  # noqa: E402
-from pilid.models.explanation import COLOUR_MEANING  # noqa: E402
+from pilid.inspection.displays import ELLIPSIS  # noqa: E402
+from pilid.inspection.explanation import COLOUR_MEANING  # noqa: E402
 
 SMALL = dict(gamma=3, hidden_layers=(8,), epochs=2, n_bags=1, pairs=0, batch_size=32, device="cpu")
 #: Level names far longer than a panel is wide.

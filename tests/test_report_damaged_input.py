@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from pilid.errors import PilidError  # noqa: E402
-from pilid.models.plotting import draw_joint_effect, plot_shapes  # noqa: E402
+from pilid.inspection.plotting import draw_joint_effect, plot_shapes  # noqa: E402
 from pilid.report import figures, shapes  # noqa: E402
 from pilid.report.records import normalise_records  # noqa: E402
 

@@ -752,7 +752,7 @@ def test_the_package_copy_of_the_paper_has_table_2s_single_stars():
 @pytest.mark.slow
 def test_the_gaussian_arm_starts_from_the_spread_the_notes_give(monkeypatch):
     """The notes: init=gaussian draws the P = m x gamma weights from N(0, 2/P), biases 0."""
-    from pilid.models.pilid import PiLiDRegressor
+    from pilid.estimators.pilid import PiLiDRegressor
     from pilid.train import batched
 
     assert "N(0, 2/P)" in rp.read_notes() and "P = m x gamma" in rp.read_notes()

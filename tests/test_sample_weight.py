@@ -10,11 +10,11 @@ import torch
 from sklearn.base import clone
 from sklearn.metrics import r2_score
 
+from pilid.baselines.nit import NITClassifier
 from pilid.errors import PilidError
+from pilid.estimators.pilib import PiLiBRegressor
+from pilid.estimators.pilid import MLPRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.models.bagging import bag_rows
-from pilid.models.nit import NITClassifier
-from pilid.models.pilib import PiLiBRegressor
-from pilid.models.pilid import MLPRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.nn.piecewise import fit_knots, phi_dense, phi_numpy, weighted_quantile
 from pilid.train import fit_batched
 from pilid.train.trainer import evaluate_loss

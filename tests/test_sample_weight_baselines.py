@@ -18,15 +18,15 @@ from sklearn.neighbors import KNeighborsRegressor
 from sklearn.svm import SVC
 from sklearn.utils.validation import has_fit_parameter
 
+from pilid.baselines.ga import GAClassifier, GARegressor
+from pilid.baselines.ga2m import GA2MClassifier, GA2MRegressor
+from pilid.baselines.gam import GAMClassifier, GAMRegressor
+from pilid.baselines.svm import SVMClassifier
 from pilid.errors import PilidError
+from pilid.estimators.pilid import PiLiDClassifier, PiLiDRegressor
+from pilid.estimators.pilid_cv import PiLiDClassifierCV, PiLiDRegressorCV
 from pilid.experiments.model_config import builtin_estimator
-from pilid.models.ga import GAClassifier, GARegressor
-from pilid.models.ga2m import GA2MClassifier, GA2MRegressor
-from pilid.models.gam import GAMClassifier, GAMRegressor
-from pilid.models.pilid import PiLiDClassifier, PiLiDRegressor
-from pilid.models.pilid_cv import PiLiDClassifierCV, PiLiDRegressorCV
 from pilid.models.sample_weight import weighted_quantiles
-from pilid.models.svm import SVMClassifier
 
 FAST_EBM = {"outer_bags": 1, "n_jobs": 1, "random_state": 0}
 
@@ -237,7 +237,7 @@ def test_cv_weights_reach_every_candidate_each_fold_score_and_the_refit(task, mo
     fit (the refit) record the weights each fit gets, then fit without them (so that this test
     needs nothing of the neural weighted loss); each fold's score must be the weighted metric of
     the held-out rows, computed here by hand."""
-    import pilid.models.pilid_cv as pilid_cv
+    import pilid.estimators.pilid_cv as pilid_cv
 
     cv_cls, est_cls, splitter, metric = CV_TASKS[task]
     X, y, w = _cv_data(task)

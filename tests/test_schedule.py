@@ -1,5 +1,5 @@
 """PiLiD's levers ``schedule="additive_first"`` and ``lr_decay`` (beyond the paper; measured and
-not adopted, so set through the lever study's private hook `pilid.models.pilid._with_levers`)
+not adopted, so set through the lever study's private hook `pilid.estimators.pilid._with_levers`)
 and the trainer's ``keep_best``.
 
 The additive stage is the additive-only model: with the MLP frozen at its zero output, its
@@ -17,8 +17,8 @@ from torch import nn
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
+from pilid.estimators.pilid import _with_levers
 from pilid.hyperparameters import lever
-from pilid.models.pilid import _with_levers
 from pilid.train.trainer import EnsembleData, Phase, TrainConfig, train_ensemble
 
 #: PiLiD with the levers as parameters (the lever study's hook).

@@ -162,7 +162,7 @@ def test_smoothness_with_missing_values_and_sample_weights():
 
 
 def test_many_pieces_on_few_rows_warn_only_without_smoothness():
-    from pilid.models.neural import FewRowsPerPieceWarning
+    from pilid.estimators.neural import FewRowsPerPieceWarning
 
     rng = np.random.default_rng(6)
     X = rng.uniform(-2, 2, size=(120, 2))

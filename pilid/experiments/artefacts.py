@@ -53,10 +53,10 @@ def artefact_frames(estimator, split) -> dict[str, Any]:
     and stores no interaction grids (they are per class; its ``class_estimators_`` have them).
     The shapes are an estimator's ``shape_functions()`` or, for a peer without one (an EBM, a
     GA2M, an APLR, also inside `pilid.models.frame_input.FrameInput`), its main effects read by
-    `pilid.models.peer_shapes.peer_shape_functions`."""
+    `pilid.inspection.peer_shapes.peer_shape_functions`."""
     import pandas as pd
 
-    from pilid.models.peer_shapes import peer_shape_functions
+    from pilid.inspection.peer_shapes import peer_shape_functions
 
     frames: dict[str, Any] = {}
     by_class = getattr(estimator, "class_estimators_", None) is not None

@@ -101,6 +101,7 @@ def setting_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(section, dict) and key in section and section[key] == identity:
             section.pop(key)
     _drop_builtin_classes(config.get("model"))
+    _recorded_class_paths(config.get("model"))
     return config
 
 
@@ -129,6 +130,37 @@ def _drop_builtin_classes(model: Any) -> None:
     for key in MODEL_CLASS_KEYS:
         if key in model and model[key] == shipped.get(key):
             model.pop(key)
+
+
+#: The modules whose classes records named before they moved out of ``pilid.models`` (issue 50:
+#: the estimators, the inspection and the baselines in subpackages), new -> recorded. A class key
+#: that is hashed (``model=pilib_lib``'s, a user's) is hashed at the recorded path: the same class
+#: is the same setting under either name.
+MOVED_MODULES = {
+    **{f"pilid.estimators.{m}": f"pilid.models.{m}" for m in ("pilid", "pilid_cv", "pilib")},
+    **{f"pilid.baselines.{m}": f"pilid.models.{m}" for m in ("svm", "gam", "ga2m", "ga", "nit")},
+    "pilid.estimators": "pilid.models.estimators",
+    "pilid.baselines": "pilid.models.baselines",
+}
+
+
+def _recorded_class_paths(model: Any) -> None:
+    """Put each class key's ``_target_`` of a moved module (`MOVED_MODULES`) at its recorded
+    path, for the hash."""
+    from pilid.experiments.model_config import TARGET_KEYS
+
+    if not isinstance(model, dict):
+        return
+    for key in TARGET_KEYS:
+        block = model.get(key)
+        if key == "_target_":
+            path = block
+        else:
+            path = block.get("_target_") if isinstance(block, dict) else None
+        module, _, name = path.rpartition(".") if isinstance(path, str) else ("", "", "")
+        if module in MOVED_MODULES:
+            path = f"{MOVED_MODULES[module]}.{name}"
+            model[key] = path if key == "_target_" else {**block, "_target_": path}
 
 
 #: ``conf/data/table.yaml``'s name: a table run under it is named after its file.

@@ -1,6 +1,6 @@
 """Hyper-parameter checks: scikit-learn's `_parameter_constraints`, raised as `ParamError`.
 
-Every estimator of `pilid.models` declares its valid values in `_parameter_constraints` (a
+Every estimator of pilid declares its valid values in `_parameter_constraints` (a
 subclass extends its parent's dict), in scikit-learn's vocabulary (`Interval`, `StrOptions`,
 "boolean", "random_state", ...) plus the few rules below that scikit-learn has no word for
 (`Whole`, `Number`, `Choice`, `Satisfies`). PiLiD's (and the shared training settings') are

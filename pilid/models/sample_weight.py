@@ -1,7 +1,7 @@
 """Sample weights (``fit(X, y, sample_weight=w)``, beyond the paper): their checks and the
 weighted statistics, for the neural estimators and the baselines.
 
-Neural estimators (`pilid.models.neural`): the weights enter the training loss and the
+Neural estimators (`pilid.estimators.neural`): the weights enter the training loss and the
 validation loss (weighted means, `pilid.train.trainer`), the least-squares start and the
 purification (weighted least squares, `pilid.nn.additive.ridge_solve`), the quantile knots
 (`pilid.nn.piecewise.fit_knots`: weights read as repeat counts), the standardisation of X and of
@@ -11,7 +11,7 @@ as without weights. `check_sample_weight` refuses bad weights on one line and re
 weights that are all equal: those give the unweighted fit exactly (the same random draws and the
 same arithmetic), so ``sample_weight=np.ones(n)`` is bit for bit ``sample_weight=None``.
 
-Baselines (`pilid.models.gam`, `ga2m`, `ga`) and the CV wrappers: `check_weights` (equal
+Baselines (`pilid.baselines.gam`, `ga2m`, `ga`) and the CV wrappers: `check_weights` (equal
 weights stay weights: a GAM's smoothing score counts them), and `weighted_quantiles` per column
 (`pilid.nn.piecewise.weighted_quantile`: whole-number weights give exactly ``np.quantile`` of
 the repeated rows).

@@ -111,7 +111,7 @@ def has_rows_to_choose_on(est, prep) -> bool:
 def chooses(est, prep) -> bool:
     """Whether `est` trains candidates (`candidate_members`): ``smoothness="auto"`` always (it
     refuses data without rows to choose on), ``pairs="auto"`` where there are rows to choose on
-    (without them it takes no pair terms, `pilid.models.pilid.PiLiDBase._prepare`)."""
+    (without them it takes no pair terms, `pilid.estimators.pilid.PiLiDBase._prepare`)."""
     if smoothness_is_auto(est):
         return True
     return is_auto(est) and has_rows_to_choose_on(est, prep)

@@ -18,7 +18,7 @@ deterministic: PNG and PDF are saved without dates or version strings (``METADAT
 rebuild on the same matplotlib gives the same bytes. The figures are `matplotlib.figure.Figure`
 objects, never pyplot's: importing or running this module neither changes the user's backend
 nor opens a window, and a figure is freed when it is saved. Shapes and heat maps are drawn by
-the displays of `pilid.models.displays` (`ShapeDisplay`, `InteractionDisplay`), as the
+the displays of `pilid.inspection.displays` (`ShapeDisplay`, `InteractionDisplay`), as the
 estimators' own plots are.
 """
 
@@ -35,8 +35,8 @@ from matplotlib.ticker import MaxNLocator
 
 from pilid.atomic import replacing
 from pilid.experiments.artefacts import GRID_KIND, artefact_path
-from pilid.models.displays import ShapeDisplay, plain_text
-from pilid.models.interaction_display import InteractionDisplay
+from pilid.inspection.displays import ShapeDisplay, plain_text
+from pilid.inspection.interaction_display import InteractionDisplay
 from pilid.report import shapes
 from pilid.report.labels import model_label
 from pilid.report.records import ExperimentGrid, newest, notice, select_records
@@ -359,7 +359,7 @@ def figure_interactions(
 # -- Table 3+'s shapes (beyond the paper) ---------------------------------------------------------
 #: The experiment, data set and models of the peers' shape figure: PiLiD with the library's
 #: defaults first (it ranks the features), then the peers whose shapes the runner stores
-#: (`pilid.models.peer_shapes`). IGANN is not offered on this stack (README, "Table 3+").
+#: (`pilid.inspection.peer_shapes`). IGANN is not offered on this stack (README, "Table 3+").
 PEERS_EXPERIMENT = "peers"
 PEERS_SHAPE_DATASET = "skill"
 PEERS_SHAPE_MODELS = ("pilid_lib", "ebm", "aplr")
@@ -444,7 +444,7 @@ def figure_peers_shapes(
     (`rank_features`; the first model with stored shapes when PiLiD has none, with a notice).
     Each model's line is its mean shape over the trials with stored shapes, each trial
     interpolated onto one grid in original units (`average_shape`; EBM's steps as stored by
-    `pilid.models.peer_shapes`), then centred to mean 0 over that grid: PiLiD and EBM centre on
+    `pilid.inspection.peer_shapes`), then centred to mean 0 over that grid: PiLiD and EBM centre on
     the training rows and APLR not at all, so only the form is compared, not the level. The
     legend gives each model's trial count, "reduced" when fewer than the experiment's configured
     trials. IGANN, named by the issue, is not offered on this stack (README: why) and is not

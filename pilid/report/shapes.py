@@ -129,15 +129,15 @@ def dense_grid(x: np.ndarray, n_points: int = GRID_POINTS) -> np.ndarray:
 def interpolate(shape: pd.DataFrame, grid: np.ndarray) -> np.ndarray:
     """A stored piecewise-linear shape (``x_original``, ``value``) evaluated on ``grid``. Rows
     of one ``x_original`` keep their stored order (a stable sort): a peer's step
-    (`pilid.models.peer_shapes`) stores the left bin's score before the right bin's there."""
+    (`pilid.inspection.peer_shapes`) stores the left bin's score before the right bin's there."""
     ordered = shape.sort_values("x_original", kind="stable")
     return np.interp(grid, ordered["x_original"].to_numpy(float), ordered["value"].to_numpy(float))
 
 
 def centred_r2(learned, true) -> float:
     """R^2 of a learned shape against the true one after centring both on the grid
-    (`pilid.models.fidelity.shape_fidelity` for one feature; NaN for a flat true shape)."""
-    from pilid.models.fidelity import shape_fidelity
+    (`pilid.inspection.fidelity.shape_fidelity` for one feature; NaN for a flat true shape)."""
+    from pilid.inspection.fidelity import shape_fidelity
 
     learned = np.asarray(learned, dtype=float).reshape(-1, 1)
     true = np.asarray(true, dtype=float).reshape(-1, 1)

@@ -1,6 +1,6 @@
 """`InteractionDisplay`: a pair's joint effect on a grid as a heat map (the paper's Figure 5),
 coloured symmetrically about 0, and `InteractionPlotMixin`, the estimators' ``plot_interaction``
-that draws through it. A display object as `pilid.models.displays` describes them (the numbers
+that draws through it. A display object as `pilid.inspection.displays` describes them (the numbers
 it draws, ``from_*`` class methods, ``plot(ax=...)``, artists in attributes ending in ``_``).
 """
 
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from pilid.errors import PilidError
-from pilid.models.displays import plain_text
+from pilid.inspection.displays import plain_text
 
 __all__ = ["InteractionDisplay", "InteractionPlotMixin"]
 
@@ -109,7 +109,7 @@ class InteractionDisplay:
     ):
         """Draw a fitted estimator's joint effect of features `i` and `j`: a PiLiB's or NIT's
         blocks, or a PiLiD's interaction of the two (its MLP and pair terms together,
-        `pilid.models.pair_effect`).
+        `pilid.inspection.pair_effect`).
 
         Parameters
         ----------
@@ -197,7 +197,7 @@ class InteractionDisplay:
 
 class InteractionPlotMixin:
     """``plot_interaction`` for an estimator with ``interaction_grid`` (PiLiB and NIT: their
-    blocks; PiLiD: its MLP and pair terms together, `pilid.models.pair_effect`)."""
+    blocks; PiLiD: its MLP and pair terms together, `pilid.inspection.pair_effect`)."""
 
     def plot_interaction(
         self, i, j, ax=None, grid: int = 50, X=None, cmap: str = "RdBu_r", target=None

@@ -31,8 +31,8 @@ import numpy as np
 import pandas as pd
 from sklearn.utils.validation import check_is_fitted
 
+from pilid.inspection.joint_grid import check_pair, grid_axis
 from pilid.models import bagging, multiclass
-from pilid.models.joint_grid import check_pair, grid_axis
 
 __all__ = ["interaction_grid"]
 
@@ -94,7 +94,7 @@ def interaction_grid(est, i, j, n: int = 50, X=None) -> pd.DataFrame:
         The two features (column positions or names); ``x_a`` is `i`, ``x_b`` is `j`.
     n : int, default=50
         Grid points per feature: n evenly spaced over the training range, or the feature's
-        values where it has at most n of them (`pilid.models.joint_grid.grid_axis`).
+        values where it has at most n of them (`pilid.inspection.joint_grid.grid_axis`).
     X : array-like or None, default=None
         The rows the partial dependence averages over; None: up to 200 training rows kept at
         fit.

@@ -1,7 +1,7 @@
 """The grid on which a pair of features' joint effect is read (the paper's Figure 5).
 
-PiLiB and NIT (`pilid.models.gated`) read a pair's joint effect from their blocks, PiLiD
-(`pilid.models.pair_effect`) from its output by partial dependence; both lay the same grid over
+PiLiB and NIT (`pilid.estimators.gated`) read a pair's joint effect from their blocks, PiLiD
+(`pilid.inspection.pair_effect`) from its output by partial dependence; both lay the same grid over
 the two features and average the features they do not draw over the same kept training rows:
 
 * `keep_grid_rows` keeps, at fit, up to `N_BACKGROUND` training rows (the background of partial

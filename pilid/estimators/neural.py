@@ -4,8 +4,8 @@
 implements `pilid.train.Trainable`); ``fit(X, y, sample_weight=None)`` is
 ``fit_batched([self], [X], [y], sample_weights=[sample_weight])`` (sample weights:
 `pilid.models.sample_weight`). The
-families add their constructor and hooks: `pilid.models.pilid` (PiLiD, Section 3, and the MLP
-baseline), `pilid.models.pilib` (PiLiB, Section 3.3) and `pilid.models.nit` (NIT).
+families add their constructor and hooks: `pilid.estimators.pilid` (PiLiD, Section 3, and the MLP
+baseline), `pilid.estimators.pilib` (PiLiB, Section 3.3) and `pilid.baselines.nit` (NIT).
 """
 
 from __future__ import annotations
@@ -16,16 +16,13 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-import pandas as pd
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin
-from sklearn.utils.validation import check_is_fitted, check_random_state
+from sklearn.utils.validation import check_random_state
 
 from pilid import hyperparameters as hp
 from pilid.device import resolve_device
 from pilid.models import bagging, multiclass, shape_choice
-from pilid.models.displays import ShapeDisplay
-from pilid.models.explanation import ExplainMixin
 from pilid.models.inputs import InputMixin
 from pilid.models.outputs import LogitClassifierMixin
 from pilid.models.params import Number, Satisfies, sklearn_constraints, validate_params
@@ -37,7 +34,6 @@ from pilid.nn.piecewise import (
     compact_layout,
     fit_knots,
     phi_compact,
-    piece_values,
     resolve_gamma,
     valid_gamma,
 )
@@ -541,68 +537,6 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         tags.input_tags.allow_nan = True  # NaN: a missing value (its own contribution)
         tags.non_deterministic = self.random_state is None
         return tags
-
-
-class ShapeMixin(ExplainMixin):
-    """Interpretation API of the additive component (Definition 3: u_j per feature), and the
-    explanation of single predictions (`pilid.models.explanation`: `explain`,
-    `plot_explanation`)."""
-
-    def feature_contributions(self, X) -> np.ndarray:
-        """u_j(x_ij) (n, m) in output units, each column centred to mean 0 on the training
-        rows; ``intercept_ + contributions.sum(1) + deep part`` is the raw output (Eq. 9)."""
-        return self.decompose(X)[1]
-
-    def shape_functions(self) -> pd.DataFrame:
-        """Tidy DataFrame (`feature`, `x`, `value`): u_j at its characteristic points.
-
-        Values are centred like `feature_contributions`; between points u_j is linear
-        (Definition 2). A categorical column of strings or pandas categories has its levels as
-        `x` (``'fairly'``, not a code); a numeric column named in ``categorical_features`` its
-        values. A feature with missing values in fit has one more row, `x` NaN, whose `value`
-        is the (centred) contribution of NaN. A bag (``n_bags`` > 1) gives its members' mean
-        with their spread in columns `std`, `lower` and `upper` (`pilid.models.bagging.bag_shapes`).
-        """
-        check_is_fitted(self, "module_")
-        if self._multiclass():
-            tables = [m.shape_functions() for m in self.class_estimators_]
-            return multiclass.class_table(self, tables)
-        if self._bagged():
-            return bagging.bag_shapes([m.shape_functions() for m in self.estimators_])
-        a = self.module_.additive
-        with torch.no_grad():
-            v, _ = a.effective()
-            v = (v + self.module_.shift_w)[0].double().numpy()
-            const = a.constants()[0].double() + float(self.module_.shift_c[0]) / a.n_features
-            const = const.numpy()
-        values = piece_values(self.knots_, v, const)
-        missing = self.knots_.missing_mask
-        if missing.any():  # u_j(NaN), centred, from a row of NaN (`decompose`)
-            nan_terms = self._decompose(np.where(missing, np.nan, 0.0)[None])[1][0]
-        rows = []
-        for j, (name, pts, val) in enumerate(
-            zip(self._feature_names(), self.knots_.points, values)
-        ):
-            centred = self.y_scale_ * (val - self.contribution_offset_[j])
-            x = pts
-            levels = getattr(self, "categories_", {}).get(j)
-            if levels is not None:  # the levels as given, not their codes
-                x = pd.Series([levels[int(k)] for k in pts], dtype=object)
-            rows.append(pd.DataFrame({"feature": name, "x": x, "value": centred}))
-            if missing[j]:  # the contribution of NaN, as a row of its own
-                nan_row = {"feature": [name], "x": [np.nan], "value": [nan_terms[j]]}
-                rows.append(pd.DataFrame(nan_row))
-        return pd.concat(rows, ignore_index=True)
-
-    def plot_shapes(self, features=None, ax=None, ncols: int = 4):
-        """One small panel per feature with its piecewise-linear shape u_j (with a bag, its
-        band between `lower` and `upper`), the first column's y label naming the output the
-        values add to (the logit of class ``classes_[1]``, or the predicted target by its
-        name); returns the axes.
-
-        ``pilid.models.displays.ShapeDisplay.from_estimator(self, ...)`` draws the same and
-        returns the display (its ``axes_`` are these, ``lines_`` the curves)."""
-        return ShapeDisplay.from_estimator(self, features=features, ax=ax, ncols=ncols).axes_
 
 
 class RegressorOutput(RegressorMixin):

@@ -2,7 +2,7 @@
 
 `GA2MRegressor` / `GA2MClassifier` fit InterpretML's explainable boosting machine (EBM) with a
 fixed number of pairwise interaction terms; `interactions=0` gives the additive model alone (GA's
-tree-based student, `pilid.models.ga`).
+tree-based student, `pilid.baselines.ga`).
 """
 
 from __future__ import annotations

@@ -14,11 +14,11 @@ which again sum to its output. NIT has no additive component: its table has ``de
 `ExplanationDisplay` draws one row as a waterfall, as scikit-learn's Display objects do
 (``ExplanationDisplay.from_estimator(est, X, row=0)``): it is kept apart from the estimators,
 which only delegate to it (`ExplainMixin`). It draws on the given axes, or (as scikit-learn's
-displays and `pilid.models.displays` do) on a new pyplot figure, ``plt.gcf()``, that notebooks
+displays and `pilid.inspection.displays` do) on a new pyplot figure, ``plt.gcf()``, that notebooks
 show and ``plt.savefig`` saves. Its title names the output (``logit of class 'yes' = 0.21`` for a
 classifier, ``predicted price = 12.3`` for a regressor fitted on a target named ``price``) and
 a legend says what the bars' colours mean. Feature names are drawn literally
-(`pilid.models.plotting.plain_text`: a ``$`` is a dollar sign).
+(`pilid.inspection.plotting.plain_text`: a ``$`` is a dollar sign).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from pilid.errors import PilidError
-from pilid.models.displays import _class_text, _output_name
-from pilid.models.plotting import plain_text
+from pilid.inspection.displays import _class_text, _output_name
+from pilid.inspection.plotting import plain_text
 
 __all__ = ["DEEP", "INTERCEPT", "ExplainMixin", "ExplanationDisplay", "explain"]
 
@@ -54,7 +54,7 @@ def explain(estimator, X) -> pd.DataFrame:
     Parameters
     ----------
     estimator : fitted PiLiD, PiLiB or NIT estimator
-        Anything with ``decompose(X)`` (`pilid.models.neural.NeuralEstimator.decompose`).
+        Anything with ``decompose(X)`` (`pilid.estimators.neural.NeuralEstimator.decompose`).
     X : array-like or DataFrame of shape (n_samples, n_features)
         The samples, as the estimator's `predict` takes them.
 
@@ -299,7 +299,7 @@ class ExplainMixin:
         Returns
         -------
         pandas.DataFrame of shape (n_samples, n_features + 2)
-            `pilid.models.explanation.explain`: each row sums to `predict` (regression) or
+            `pilid.inspection.explanation.explain`: each row sums to `predict` (regression) or
             `decision_function` (classification).
         """
         return explain(self, X)

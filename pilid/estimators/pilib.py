@@ -15,7 +15,7 @@ k_i the expected order of block i; the exact reading is documented in
 `pilid.nn.gates.pilib_order_penalty` (soft count of non-empty blocks, held constant in the
 gradient).
 
-Training (Algorithm 2; `pilid.models.gated`, shared with NIT), each trial on its own:
+Training (Algorithm 2; `pilid.estimators.gated`, shared with NIT), each trial on its own:
 
 * Warm-up ("warmup", `warmup_epochs`, our addition): everything trains without the gate penalty.
   With the penalty from the first step (Algorithm 2 as printed) the gates of blocks that have not
@@ -54,15 +54,8 @@ from __future__ import annotations
 import torch
 
 from pilid.errors import PilidError
-from pilid.models.gated import BLOCK_ATTRIBUTES_DOC, BlockModel
-from pilid.models.monotone import (
-    CLOSED_LOG_ALPHA,
-    MONOTONE_ATTRIBUTE_DOC,
-    MONOTONE_CONSTRAINTS,
-    MONOTONE_DOC,
-    MonotoneMixin,
-)
-from pilid.models.neural import (
+from pilid.estimators.gated import BLOCK_ATTRIBUTES_DOC, BlockModel
+from pilid.estimators.neural import (
     ADDITIVE_ATTRIBUTES_DOC,
     ADDITIVE_CONSTRAINTS,
     FITTED_ATTRIBUTES_DOC,
@@ -70,7 +63,14 @@ from pilid.models.neural import (
     SIGMA,
     ClassifierOutput,
     RegressorOutput,
-    ShapeMixin,
+)
+from pilid.inspection.shapes import ShapeMixin
+from pilid.models.monotone import (
+    CLOSED_LOG_ALPHA,
+    MONOTONE_ATTRIBUTE_DOC,
+    MONOTONE_CONSTRAINTS,
+    MONOTONE_DOC,
+    MonotoneMixin,
 )
 from pilid.nn.gates import pilib_order_penalty
 
@@ -216,7 +216,7 @@ _PILIB_DOC = (
         After training, move the blocks' main effects into the additive shapes.
     lr, epochs, batch_size, optimizer, patience, val_fraction, random_state, device, \
 categorical_features, verbose
-        As in `pilid.models.pilid.PiLiDRegressor` (``epochs`` caps phase 2).
+        As in `pilid.estimators.pilid.PiLiDRegressor` (``epochs`` caps phase 2).
     n_bags : int, default=1
         1: one model [the paper's]; k > 1: k bootstrap members trained as one ensemble
         (`pilid.models.bagging`): predictions and shapes are the members' means,
@@ -249,7 +249,7 @@ class PiLiBClassifier(ClassifierOutput, PiLiBBase):  # noqa: D101 (its __doc__ i
 
 def plot_interaction(estimator, i, j, ax=None, grid: int = 50, X=None, target=None):
     """Heat map of a fitted PiLiB/NIT estimator's joint effect of features i and j (Figure 5);
-    returns the axes (`pilid.models.interaction_display.InteractionDisplay`; ``target``: the
+    returns the axes (`pilid.inspection.interaction_display.InteractionDisplay`; ``target``: the
     class drawn for a model of K > 2 classes)."""
     if not isinstance(estimator, BlockModel):
         raise PilidError(

@@ -4,7 +4,7 @@
 (Eq. 9-11, Algorithm 1): a piecewise-linear additive component on Phi (Definitions 1-2) plus an
 MLP, trained jointly. `MLPRegressor` / `MLPClassifier` are the same MLP and training without
 the additive component (the paper's MLP baseline). Both families are `NeuralEstimator`s
-(`pilid.models.neural`); training goes through `pilid.train.fit_batched`.
+(`pilid.estimators.neural`); training goes through `pilid.train.fit_batched`.
 """
 
 from __future__ import annotations
@@ -15,16 +15,7 @@ import inspect
 import numpy as np
 
 from pilid import hyperparameters as hp
-from pilid.models import multiclass, pair_effect, shape_choice
-from pilid.models.interaction_display import InteractionPlotMixin
-from pilid.models.joint_grid import keep_grid_rows
-from pilid.models.monotone import (
-    MONOTONE_ATTRIBUTE_DOC,
-    MONOTONE_CONSTRAINTS,
-    MONOTONE_DOC,
-    MonotoneMixin,
-)
-from pilid.models.neural import (
+from pilid.estimators.neural import (
     ADDITIVE_ATTRIBUTES_DOC,
     BAG_CONSTRAINTS,
     DEEP_CATEGORICAL,
@@ -36,7 +27,17 @@ from pilid.models.neural import (
     ClassifierOutput,
     NeuralEstimator,
     RegressorOutput,
-    ShapeMixin,
+)
+from pilid.inspection import pair_effect
+from pilid.inspection.interaction_display import InteractionPlotMixin
+from pilid.inspection.joint_grid import keep_grid_rows
+from pilid.inspection.shapes import ShapeMixin
+from pilid.models import multiclass, shape_choice
+from pilid.models.monotone import (
+    MONOTONE_ATTRIBUTE_DOC,
+    MONOTONE_CONSTRAINTS,
+    MONOTONE_DOC,
+    MonotoneMixin,
 )
 from pilid.models.pair_choice import fast_pairs
 from pilid.models.params import Choice, ParamError, Satisfies, is_whole, sklearn_constraints
@@ -196,7 +197,7 @@ _PILID_DOC = (
     + """    pairs_ : list of (str, str)
         The pairs of features with a pair term (``pairs``), by their names; [] for none.
         `interaction_grid` / `plot_interaction` draw the model's interaction of any two
-        features (`pilid.models.pair_effect`).
+        features (`pilid.inspection.pair_effect`).
     x_min_, x_max_ : ndarray of shape (n_features,)
         Each feature's training range (the axes of `interaction_grid`).
     lam_, smoothness_ : float
@@ -348,7 +349,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
     def interaction_grid(self, i, j, n: int = 50, X=None):
         """The model's interaction of features `i` and `j` on an n x n grid: DataFrame (x_a,
         x_b, value; a bag adds std, lower, upper), in output units: the partial dependence on
-        both less the two single ones (`pilid.models.pair_effect`), what the MLP and the pair
+        both less the two single ones (`pilid.inspection.pair_effect`), what the MLP and the pair
         terms do together beyond the shapes; `plot_interaction` draws it. `X`: the rows the
         partial dependence averages over (default: up to 200 training rows kept at fit)."""
         return pair_effect.interaction_grid(self, i, j, n=n, X=X)

@@ -1,9 +1,9 @@
 """The plotting functions, kept for their callers: each is a call of a display of
-`pilid.models.displays` (the one way pilid draws a shape or a joint effect).
+`pilid.inspection.displays` (the one way pilid draws a shape or a joint effect).
 
 `plot_shapes` is `ShapeDisplay.from_shapes(...).axes_`, `plot_interaction` is
 `InteractionDisplay.from_grid(...).ax_` and `draw_joint_effect` is `InteractionDisplay(...).plot`
-on given axes; `plain_text` is `pilid.models.displays.plain_text`. New code uses the displays,
+on given axes; `plain_text` is `pilid.inspection.displays.plain_text`. New code uses the displays,
 which also keep the drawn artists (``lines_``, ``mesh_``, ...).
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pilid.models.displays import ShapeDisplay, plain_text
-from pilid.models.interaction_display import InteractionDisplay
+from pilid.inspection.displays import ShapeDisplay, plain_text
+from pilid.inspection.interaction_display import InteractionDisplay
 
 __all__ = ["draw_joint_effect", "plain_text", "plot_interaction", "plot_shapes"]
 

@@ -12,7 +12,7 @@ Loss: the task loss plus Tsang et al.'s L_K,
 
 with k_i the expected order of block i (`pilid.nn.gates.nit_order_penalty`; Tsang's lambda
 is called `lambda0` here so that PiLiB and NIT share their hyper-parameter names). Training
-follows the same schedule as PiLiB (`pilid.models.pilib`): a warm-up without L_K, phase 1 with
+follows the same schedule as PiLiB (`pilid.estimators.pilib`): a warm-up without L_K, phase 1 with
 L_K until the block orders are <= K and the masks have settled (capped at `phase1_epochs`, with a
 warning if the order test still fails), phase 2 with the masks frozen, no L_K and the standard
 regularisation. `interactions_()` reports a block of order >= 2 as an interaction only when its
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import torch
 
-from pilid.models.gated import BLOCK_ATTRIBUTES_DOC, BlockModel
-from pilid.models.neural import (
+from pilid.estimators.gated import BLOCK_ATTRIBUTES_DOC, BlockModel
+from pilid.estimators.neural import (
     FITTED_ATTRIBUTES_DOC,
     PENALTY_CONSTRAINTS,
     ClassifierOutput,
@@ -107,13 +107,13 @@ _NIT_DOC = (
     ----------
     n_blocks, max_order, block_layers, lambda0, gate_lr_scale, warmup_epochs, phase1_epochs, \
 mask_patience, init_prob, init_scale
-        The blocks and their gates, as in `pilid.models.pilib.PiLiBRegressor` (``lambda0`` is
+        The blocks and their gates, as in `pilid.estimators.pilib.PiLiBRegressor` (``lambda0`` is
         Tsang's lambda).
     reg, lam
         The penalty lam * Omega on every parameter but the gates (defaults "l2", 1e-5).
     lr, epochs, batch_size, optimizer, patience, val_fraction, random_state, device, \
 categorical_features, verbose
-        As in `pilid.models.pilid.PiLiDRegressor`.
+        As in `pilid.estimators.pilid.PiLiDRegressor`.
     n_bags : int, default=1
         1: one model; k > 1: a bag of k bootstrap members, as PiLiB's.
 

@@ -3,8 +3,8 @@
 `PiLiDRegressorCV` / `PiLiDClassifierCV` pick the number of pieces per feature gamma
 (Definition 1 of Guo et al., IJCAI 2020) and the penalty weight lambda of the objective (Eq. 11)
 from a grid, by K-fold cross-validation on the rows passed to `fit` alone (scikit-learn's
-`GridSearchCV`), then refit `pilid.models.pilid.PiLiDRegressor` / `PiLiDClassifier` with the best
-pair on all of those rows. Prediction and the interpretation API (`shape_functions`,
+`GridSearchCV`), then refit `pilid.estimators.pilid.PiLiDRegressor` / `PiLiDClassifier` with
+the best pair on all of those rows. Prediction and the interpretation API (`shape_functions`,
 `feature_contributions`, `plot_shapes`, `decompose`, `interaction_grid`, `plot_interaction`) are
 the refit model's (`best_estimator_`).
 """
@@ -27,10 +27,10 @@ from sklearn.utils.metadata_routing import get_routing_for_object
 from sklearn.utils.validation import check_is_fitted
 
 from pilid.errors import PilidError, TrainingDivergedError, TrainingDivergedWarning
+from pilid.estimators.pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.models.inputs import class_target
 from pilid.models.monotone import MONOTONE_CONSTRAINTS
 from pilid.models.params import N_JOBS, ParamError, Satisfies, Whole, validate_params
-from pilid.models.pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.models.sample_weight import check_weights
 from pilid.nn.piecewise import is_pieces
 from pilid.train import fit_batched
@@ -410,7 +410,7 @@ class PiLiDCVBase(BaseEstimator):
 
     def interaction_grid(self, i, j, n: int = 50, X=None):
         """`best_estimator_.interaction_grid`: the model's interaction of features `i` and `j`
-        on a grid (`pilid.models.pair_effect`)."""
+        on a grid (`pilid.inspection.pair_effect`)."""
         return self._fitted().interaction_grid(i, j, n=n, X=X)
 
     def plot_interaction(self, i, j, ax=None, grid: int = 50, X=None, cmap: str = "RdBu_r"):

@@ -1,8 +1,8 @@
 """The GA baseline: global additive explanation by model distillation (Tan et al. 2018).
 
-An MLP teacher (the paper's, `pilid.models.pilid.MLPRegressor` / `MLPClassifier`) is trained on
+An MLP teacher (the paper's, `pilid.estimators.pilid.MLPRegressor` / `MLPClassifier`) is trained on
 the data, then an additive student sum_j f_j(x_j) is fit to the teacher's outputs (logits for
-classification): EBM without pairs (`pilid.models.ga2m`) or a GAM (`pilid.models.gam`). The
+classification): EBM without pairs (`pilid.baselines.ga2m`) or a GAM (`pilid.baselines.gam`). The
 student's prediction is the output.
 """
 
@@ -15,13 +15,13 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils._param_validation import HasMethods
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, validate_data
 
+from pilid.baselines.ga2m import GA2MBase, GA2MRegressor
+from pilid.baselines.gam import GAMBase, GAMRegressor
 from pilid.errors import PilidError
-from pilid.models.ga2m import GA2MBase, GA2MRegressor
-from pilid.models.gam import GAMBase, GAMRegressor
+from pilid.estimators.pilid import MLPBase, MLPClassifier, MLPRegressor
 from pilid.models.inputs import binary_target
 from pilid.models.outputs import LogitClassifierMixin
 from pilid.models.params import N_JOBS, Choice, ParamError, validate_params
-from pilid.models.pilid import MLPBase, MLPClassifier, MLPRegressor
 from pilid.models.sample_weight import check_weights
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 
@@ -31,7 +31,7 @@ __all__ = ["GAClassifier", "GARegressor"]
 class GABase(BaseEstimator):
     """Global additive explanation by model distillation (Tan et al. 2018).
 
-    1. Teacher: an MLP (`pilid.models.pilid.MLPRegressor` / `MLPClassifier`, the paper's MLP:
+    1. Teacher: an MLP (`pilid.estimators.pilid.MLPRegressor` / `MLPClassifier`, the paper's MLP:
        `hidden_layers`, `sigma`, `reg`, `lam` and the training settings below), or a copy of any
        scikit-learn estimator passed as `teacher`, trained on (X, y).
     2. Student: the additive model g(x) = b + sum_j g_j(x_j), fit by least squares to the teacher's
@@ -234,7 +234,7 @@ _GA_DOC = """
         The teacher's penalty lam * Omega.
     epochs, batch_size, lr, optimizer, patience, val_fraction : default=100, 256, 0.005, \
 "adam", 10, 0.1
-        The teacher's training, as in `pilid.models.pilid.MLPRegressor`.
+        The teacher's training, as in `pilid.estimators.pilid.MLPRegressor`.
     student : {"ebm", "gam"}, default="ebm"
         The additive student: bagged boosted trees per feature (EBM without pairs; Tan et al.'s
         tree-based student) or penalised cubic splines (`GAMRegressor`).

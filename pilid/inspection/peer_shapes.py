@@ -5,7 +5,7 @@ module: `peer_shape_functions` returns the same tidy table as `PiLiDRegressor.sh
 (``feature, x, value``; main effects only) for a fitted peer, without a method on any estimator:
 
 - an explainable boosting machine (InterpretML's ``ExplainableBoostingRegressor`` /
-  ``ExplainableBoostingClassifier``, also inside `pilid.models.ga2m.GA2MRegressor` /
+  ``ExplainableBoostingClassifier``, also inside `pilid.baselines.ga2m.GA2MRegressor` /
   ``GA2MClassifier``, which ``conf/model/ebm.yaml`` and ``ga2m.yaml`` build): each main term is a
   step function over its bins (``bins_``, ``term_scores_``). Every bin gives two rows, its left
   and its right end, both with the bin's score, so a line through the rows in their order draws
@@ -185,7 +185,7 @@ def peer_shape_functions(estimator) -> pd.DataFrame | None:
     Parameters
     ----------
     estimator : fitted estimator
-        An EBM or APLR, a `pilid.models.ga2m` GA2M, or a `FrameInput` around one of them.
+        An EBM or APLR, a `pilid.baselines.ga2m` GA2M, or a `FrameInput` around one of them.
 
     Returns
     -------

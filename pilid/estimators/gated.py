@@ -2,7 +2,7 @@
 
 Both replace PiLiD's MLP by B MLP blocks with hard-concrete input gates
 (`pilid.nn.blocks.GatedBlocks`) and train in three phases (Algorithm 2 of the supplement, see
-`pilid.models.pilib`): a warm-up without the gate penalty, phase 1 with it until the block
+`pilid.estimators.pilib`): a warm-up without the gate penalty, phase 1 with it until the block
 orders are <= K and the masks have settled (`_PhaseOneExit`), phase 2 with the masks frozen.
 After training, every block is summarised on the training rows (its share of the output and of
 its non-additive part), which `interactions_()`, `interaction_grid` and `plot_interaction` read.
@@ -23,11 +23,11 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 
 from pilid.errors import PilidError
+from pilid.estimators.neural import BAG_CONSTRAINTS, BLOCK_LAYERS, NeuralEstimator
+from pilid.inspection.explanation import ExplainMixin
+from pilid.inspection.interaction_display import InteractionPlotMixin
+from pilid.inspection.joint_grid import check_pair, grid_axis, keep_grid_rows
 from pilid.models import bagging, multiclass
-from pilid.models.explanation import ExplainMixin
-from pilid.models.interaction_display import InteractionPlotMixin
-from pilid.models.joint_grid import check_pair, grid_axis, keep_grid_rows
-from pilid.models.neural import BAG_CONSTRAINTS, BLOCK_LAYERS, NeuralEstimator
 from pilid.models.params import Number, Whole
 from pilid.models.sample_weight import weighted_mean_std
 from pilid.nn.blocks import GatedBlocks
@@ -178,7 +178,7 @@ BLOCK_ATTRIBUTES_DOC = """
 
 class BlockModel(InteractionPlotMixin, ExplainMixin, NeuralEstimator):
     """Shared machinery of PiLiB and NIT: gated blocks, the two phases, interaction summaries;
-    `explain` / `plot_explanation` of single predictions (`pilid.models.explanation`)."""
+    `explain` / `plot_explanation` of single predictions (`pilid.inspection.explanation`)."""
 
     _parameter_constraints = {
         **NeuralEstimator._parameter_constraints,

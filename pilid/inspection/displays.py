@@ -16,10 +16,10 @@ artists in attributes ending in ``_`` (``figure_``, ``axes_``, ``lines_``, ...).
   predicted target by its name, or the logit of the positive class by its label); a new
   figure is laid out (matplotlib's tight layout) so that no title runs into the tick labels of
   the panel above; long level names and feature names are shortened with an ellipsis.
-- `pilid.models.interaction_display.InteractionDisplay`: a pair's joint effect on a grid
+- `pilid.inspection.interaction_display.InteractionDisplay`: a pair's joint effect on a grid
   (``x_a``, ``x_b``, ``value``, the paper's Figure 5) as a heat map coloured symmetrically
   about 0.
-- The waterfall of one prediction is `pilid.models.explanation.ExplanationDisplay`.
+- The waterfall of one prediction is `pilid.inspection.explanation.ExplanationDisplay`.
 
 The estimators' ``plot_shapes`` / ``plot_interaction`` draw through these (and return the axes,
 as they always did: the display is ``ShapeDisplay.from_estimator(est)``), and so do the
