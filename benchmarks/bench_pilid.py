@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from pilid.estimators.pilid import MLPRegressor, PiLiDRegressor
-from pilid.nn.additive import lstsq_init
+from pilid.nn.least_squares import lstsq_init
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.nn.piecewise import fit_knots, phi_torch
 

@@ -12,7 +12,7 @@ import torch
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
-from pilid.nn.additive import lstsq_init
+from pilid.nn.least_squares import lstsq_init
 from pilid.nn.piecewise import fit_knots, phi_numpy
 
 SMALL = dict(hidden_layers=(8,), epochs=3, batch_size=32, device="cpu", random_state=0)

@@ -15,7 +15,8 @@ from sklearn.datasets import make_friedman1
 
 from pilid import PiLiBClassifier, PiLiBRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
-from pilid.nn.additive import AdditiveEnsemble, monotone_start
+from pilid.nn.additive import AdditiveEnsemble
+from pilid.nn.least_squares import monotone_start
 from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact
 
 FAST = {"epochs": 8, "batch_size": 64, "patience": None, "lr": 0.01}

@@ -6,7 +6,8 @@ import torch
 from sklearn.linear_model import LinearRegression
 
 from pilid.estimators.pilid import PAPER_PROTOCOL, PiLiDClassifier, PiLiDRegressor
-from pilid.nn.additive import AdditiveEnsemble, ridge_solve
+from pilid.nn.additive import AdditiveEnsemble
+from pilid.nn.least_squares import ridge_solve
 from pilid.nn.mlp import EnsembleMLP
 from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact, phi_numpy
 

@@ -16,7 +16,8 @@ import torch
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
-from pilid.nn.additive import LSTSQ_RIDGE, AdditiveEnsemble, difference_penalty, ridge_solve
+from pilid.nn.additive import AdditiveEnsemble, difference_penalty
+from pilid.nn.least_squares import LSTSQ_RIDGE, ridge_solve
 from pilid.nn.piecewise import fit_knots, phi_numpy
 from pilid.train.batched import Prepared, neighbour_pieces
 

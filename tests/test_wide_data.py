@@ -28,17 +28,9 @@ import pilid.nn.ensemble as ensemble_module
 import pilid.train.batched as batched_module
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import TrainingDivergedWarning
-from pilid.nn.additive import (
-    LSTSQ_RIDGE,
-    AdditiveEnsemble,
-    CompactPhi,
-    difference_penalty,
-    penalty_apply,
-    penalty_matrix,
-    ridge_solve,
-    ridge_solve_compact,
-)
+from pilid.nn.additive import AdditiveEnsemble, difference_penalty, penalty_apply, penalty_matrix
 from pilid.nn.ensemble import PiLiDEnsemble
+from pilid.nn.least_squares import LSTSQ_RIDGE, CompactPhi, ridge_solve, ridge_solve_compact
 from pilid.nn.mlp import EnsembleMLP
 from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact, phi_numpy
 from pilid.train.trainer import EnsembleData, Phase, TrainConfig, train_ensemble

@@ -8,7 +8,7 @@ the whole prediction, for every row, by construction (no penalty):
 * the feature's shape u_j (Definition 3, Eq. 10) is monotone: every piece's slope omega_j w_k
   is parameterised with the constraint's sign (`pilid.nn.additive.AdditiveEnsemble`, ``sign``),
   and the least-squares start (Algorithm 1, step 2) has its slopes of the wrong sign set to 0
-  (`pilid.nn.additive.monotone_start`);
+  (`pilid.nn.least_squares.monotone_start`);
 * the deep part (PiLiD's MLP, PiLiB's blocks) does not see the feature: its standardised input
   is the constant 0 (``x_scale_`` is inf for it, so ``(x - x_mean_) / x_scale_`` is 0 exactly
   for every finite x), and PiLiB's gates of the feature start closed, so no block lists it;

@@ -3,7 +3,7 @@ weighted statistics, for the neural estimators and the baselines.
 
 Neural estimators (`pilid.estimators.neural`): the weights enter the training loss and the
 validation loss (weighted means, `pilid.train.trainer`), the least-squares start and the
-purification (weighted least squares, `pilid.nn.additive.ridge_solve`), the quantile knots
+purification (weighted least squares, `pilid.nn.least_squares.ridge_solve`), the quantile knots
 (`pilid.nn.piecewise.fit_knots`: weights read as repeat counts), the standardisation of X and of
 a regression target and the centring of the contributions (`weighted_mean_std`), and a bag's
 bootstrap draws (`pilid.models.bagging`). The holdout split for early stopping is drawn over rows

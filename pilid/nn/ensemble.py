@@ -26,14 +26,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from pilid.nn.additive import (
-    DENSE_COLUMNS,
-    AdditiveEnsemble,
-    CompactPhi,
-    piecewise_terms,
-    ridge_solve,
-    ridge_solve_compact,
-)
+from pilid.nn.additive import AdditiveEnsemble, piecewise_terms
+from pilid.nn.least_squares import DENSE_COLUMNS, CompactPhi, ridge_solve, ridge_solve_compact
 from pilid.nn.piecewise import phi_dense
 
 
@@ -119,8 +113,8 @@ class PiLiDEnsemble(nn.Module):
         it the penalised least squares of PiLiD's ``smoothness`` term, so that the moved main
         effect is as smooth as training holds the shapes: without it, many pieces would pass the
         noise of the MLP's main effect (and of the interactions' sample projection) into the
-        shapes. A Phi wider than `pilid.nn.additive.DENSE_COLUMNS` columns is projected
-        matrix-free (`pilid.nn.additive.ridge_solve_compact`; monotone features' columns held
+        shapes. A Phi wider than `pilid.nn.least_squares.DENSE_COLUMNS` columns is projected
+        matrix-free (`pilid.nn.least_squares.ridge_solve_compact`; monotone features' columns held
         at 0), in memory linear in P.
         """
         if self.additive is None or self.deep is None:

@@ -19,15 +19,9 @@ import torch
 
 from pilid.device import resolve_device
 from pilid.errors import PilidError, TrainingDivergedError, TrainingDivergedWarning
-from pilid.nn.additive import (
-    DENSE_COLUMNS,
-    AdditiveEnsemble,
-    CompactPhi,
-    difference_penalty,
-    lstsq_init,
-    monotone_start,
-)
+from pilid.nn.additive import AdditiveEnsemble, difference_penalty
 from pilid.nn.ensemble import PiLiDEnsemble
+from pilid.nn.least_squares import DENSE_COLUMNS, CompactPhi, lstsq_init, monotone_start
 from pilid.nn.pairs import DeepWithPairs, PairTerms, coarse_pieces
 from pilid.nn.piecewise import Knots, compact_layout, phi_compact, phi_dense
 from pilid.streams import STREAM_ADDITIVE, trial_generator
@@ -164,7 +158,8 @@ def deep_width(prep: Prepared) -> int:
 
 
 class Trainable:
-    """What `fit_batched` asks of an estimator (`pilid.models.neural.NeuralEstimator` has it all).
+    """What `fit_batched` asks of an estimator (`pilid.estimators.neural.NeuralEstimator` has
+    it all).
 
     T = number of trials trained together. Besides `get_params` (scikit-learn: trials of one
     batch share their hyper-parameters but `random_state`) and ``device`` (where the ensemble
@@ -336,8 +331,8 @@ def _build_additive(
     """Algorithm 1, step 2: the additive part of every trial, least squares or Gaussian, on
     `layout` (`piece_layout`); `roughness` (T, P - 1; `difference_penalty`'s band, None: no
     ``smoothness``) makes the least-squares start a penalised one (P-splines'). A Phi wider
-    than `pilid.nn.additive.DENSE_COLUMNS` columns is solved matrix-free from compact Phi
-    (`pilid.nn.additive.CompactPhi`), so memory stays linear in the pieces."""
+    than `pilid.nn.least_squares.DENSE_COLUMNS` columns is solved matrix-free from compact Phi
+    (`pilid.nn.least_squares.CompactPhi`), so memory stays linear in the pieces."""
     T = len(preps)
     m = preps[0].X.shape[1]
     P = max(p.knots.n_columns for p in preps)
