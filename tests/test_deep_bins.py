@@ -12,7 +12,7 @@ import pytest
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
 from pilid.estimators.pilid import _with_levers
-from pilid.train.batched import deep_columns, deep_input, piecewise_encoding, quantile_bins
+from pilid.train.encoding import deep_columns, deep_input, piecewise_encoding, quantile_bins
 
 #: PiLiD with the levers as parameters (the lever study's hook).
 LeverRegressor = _with_levers(PiLiDRegressor)

@@ -19,7 +19,8 @@ from pilid.errors import PilidError
 from pilid.nn.additive import AdditiveEnsemble, difference_penalty
 from pilid.nn.least_squares import LSTSQ_RIDGE, ridge_solve
 from pilid.nn.piecewise import fit_knots, phi_numpy
-from pilid.train.batched import Prepared, neighbour_pieces
+from pilid.train.additive_start import neighbour_pieces
+from pilid.train.protocol import Prepared
 
 SMALL = dict(hidden_layers=None, n_bags=1, random_state=0, device="cpu")
 

@@ -25,6 +25,7 @@ import torch
 from sklearn.datasets import make_classification, make_regression
 
 import pilid.nn.ensemble as ensemble_module
+import pilid.train.additive_start as start_module
 import pilid.train.batched as batched_module
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import TrainingDivergedWarning
@@ -193,7 +194,7 @@ def test_the_wide_start_equals_the_dense_start(monkeypatch):
     kw = dict(gamma=8, smoothness=0.5, pairs=0, n_bags=2, hidden_layers=(8,), epochs=0)
     kw.update(monotone_constraints=[0, 1, 0, 0], random_state=0, device="cpu")
     dense = PiLiDRegressor(**kw).fit(X, y)
-    monkeypatch.setattr(batched_module, "DENSE_COLUMNS", 0)  # every Phi is "wide"
+    monkeypatch.setattr(start_module, "DENSE_COLUMNS", 0)  # every Phi is "wide"
     monkeypatch.setattr(ensemble_module, "DENSE_COLUMNS", 0)
     wide = PiLiDRegressor(**kw).fit(X, y)
     np.testing.assert_allclose(wide.predict(X), dense.predict(X), atol=1e-5)
@@ -222,8 +223,8 @@ def test_the_wide_purification_equals_the_dense_one(monkeypatch, monotone):
         deep.out_w.copy_(torch.linspace(-1.0, 1.0, 16).reshape(deep.out_w.shape))
     model = PiLiDEnsemble(additive, deep, 2)
     x = torch.as_tensor(np.nan_to_num(X), dtype=torch.float32)[None].repeat(2, 1, 1)
-    nb = batched_module.neighbour_pieces(
-        [batched_module.Prepared(X, y, np.arange(200), np.arange(0), 0, 0, 1, knots)] * 2,
+    nb = start_module.neighbour_pieces(
+        [start_module.Prepared(X, y, np.arange(200), np.arange(0), 0, 0, 1, knots)] * 2,
         feature,
         mask,
     )

@@ -8,7 +8,7 @@ After training, every block is summarised on the training rows (its share of the
 its non-additive part), which `interactions_()`, `interaction_grid` and `plot_interaction` read.
 
 Missing values: a feature with NaN in fit adds a missing indicator to the blocks' input
-(`pilid.train.batched.deep_input`), behind the same gate as its feature (`_IndicatorBlocks`), so
+(`pilid.train.encoding.deep_input`), behind the same gate as its feature (`_IndicatorBlocks`), so
 gates, orders and ``block_features_`` stay one per feature; the summaries skip NaN.
 """
 
@@ -35,7 +35,7 @@ from pilid.nn.gates import GateOrderWarning, HardConcreteGates, deterministic_ga
 from pilid.nn.piecewise import fit_knots, phi_numpy
 from pilid.streams import STREAM_BLOCK_SUMMARY, trial_rng
 from pilid.train import Phase
-from pilid.train.batched import deep_input
+from pilid.train.encoding import deep_input
 
 # Blocks whose output varies less than this share of the model output (std on the training rows)
 # count as inactive in `interactions_()`.
@@ -78,7 +78,7 @@ def _non_additive_spread(
 
 class _IndicatorBlocks(GatedBlocks):
     """`GatedBlocks` over the m features and one missing indicator per feature with missing
-    values (`pilid.train.batched.deep_input`): an indicator shares its feature's gate, so a
+    values (`pilid.train.encoding.deep_input`): an indicator shares its feature's gate, so a
     block sees a feature's value and whether it is missing together, and the gates, orders and
     `block_features` stay one per feature. `gate_of` (m + k,): the feature of every input."""
 

@@ -38,7 +38,7 @@ from pilid.nn.piecewise import (
     valid_gamma,
 )
 from pilid.train import Phase, Prepared, Trainable, TrainConfig, fit_batched
-from pilid.train.batched import deep_input, resolved_lam, resolved_smoothness
+from pilid.train.encoding import deep_input
 from pilid.train.validation import holdout_split
 
 #: Algorithm 1's starts of the additive part (step 2: least squares; or Gaussian).
@@ -93,7 +93,7 @@ FITTED_ATTRIBUTES_DOC = """
     deep_bins_ : tuple of (int, ndarray) or None
         None: the deep part sees each numeric feature standardised. (The lever ``deep_bins`` of
         `pilid.hyperparameters.LEVERS`, no parameter of the estimators, encodes them
-        piecewise-linearly: each feature with its bin edges, `pilid.train.batched.deep_input`.)
+        piecewise-linearly: each feature with its bin edges, `pilid.train.encoding.deep_input`.)
     categories_ : dict of int to list
         The levels of each string / pandas category column (by position), as given (the
         lever ``min_frequency`` of `pilid.hyperparameters.LEVERS` merges a column's infrequent
@@ -135,6 +135,20 @@ def _nan_mean_std(X: np.ndarray, nan: np.ndarray, weight: np.ndarray | None):
     mean = (values * W).sum(axis=0) / total
     var = (np.square(values - mean) * W).sum(axis=0) / total
     return mean, np.sqrt(var)
+
+
+def resolved_smoothness(est) -> float:
+    """The roughness weight a unit trains with: its ``smoothness_`` (PiLiD's ``smoothness``, or
+    the one ``smoothness="auto"`` gave the candidate, `pilid.models.shape_choice`); 0 for the
+    families without it."""
+    return float(getattr(est, "smoothness_", 0.0))
+
+
+def resolved_lam(est) -> float:
+    """The penalty weight lambda (Eq. 11) a unit trains with: its ``lam_`` (``lam``, or the value
+    of ``lam="rows"`` at the fit rows, `pilid.models.row_rules`); before a fit, ``lam``."""
+    lam = getattr(est, "lam_", getattr(est, "lam", 0.0))
+    return float(lam)
 
 
 class FewRowsPerPieceWarning(UserWarning):
@@ -183,7 +197,7 @@ BAG_CONSTRAINTS = _declared("n_bags")  # bagging (`pilid.models.bagging`)
 ADDITIVE_CONSTRAINTS = _declared("gamma", "knots", "init", "reg_groups", "purify")
 
 
-#: How a categorical feature enters the deep part (`pilid.train.batched.deep_input`).
+#: How a categorical feature enters the deep part (`pilid.train.encoding.deep_input`).
 DEEP_CATEGORICAL = hp.options(hp.PILID, "deep_categorical")
 
 
@@ -402,7 +416,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
 
     # ---------------------------------------------------------------- output
     def _inputs(self, X: np.ndarray, device="cpu"):
-        """The deep input (`pilid.train.batched.deep_input`) and compact Phi (T=1) of
+        """The deep input (`pilid.train.encoding.deep_input`) and compact Phi (T=1) of
         validated X. NaN in a feature that had no missing values in fit is read as "unseen"
         (+inf, `pilid.nn.piecewise.phi_compact`): its contribution is the feature's average."""
         missing = getattr(self, "missing_", None)

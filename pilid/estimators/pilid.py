@@ -44,7 +44,7 @@ from pilid.models.params import Choice, ParamError, Satisfies, is_whole, sklearn
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.streams import STREAM_GRID_ROWS, trial_rng
 from pilid.train import Phase
-from pilid.train.batched import quantile_bins
+from pilid.train.encoding import quantile_bins
 
 __all__ = [
     "LIBRARY_DEFAULTS",

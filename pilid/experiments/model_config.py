@@ -238,7 +238,7 @@ def estimator_class(model: Mapping[str, Any], task: str) -> type:
 def is_batchable(cls: type) -> bool:
     """Whether ``cls`` trains through ``pilid.train.fit_batched`` (pilid's neural estimators):
     all trials of a block as one ensemble."""
-    from pilid.train.batched import Trainable
+    from pilid.train.protocol import Trainable
 
     return inspect.isclass(cls) and issubclass(cls, Trainable)
 

@@ -166,7 +166,7 @@ def collect_bag(est) -> None:
 def take_inputs(est, prep: Prepared) -> None:
     """The fitted attributes that say how `prep`'s inputs are read (shared by a single model,
     a bag and K class members): ``x_mean_``/``x_scale_``, ``deep_onehot_`` and ``deep_bins_``
-    (the deep input, `pilid.train.batched.deep_input`), ``knots_`` (Phi) and
+    (the deep input, `pilid.train.encoding.deep_input`), ``knots_`` (Phi) and
     ``n_features_in_``."""
     est.x_mean_ = prep.x_mean
     est.x_scale_ = prep.x_scale

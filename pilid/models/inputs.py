@@ -21,7 +21,7 @@ Missing values (beyond the paper, as EBM's ``missing='separate'``): NaN in X (nu
 missing category) is kept as NaN: Phi of Definition 2 has no piece for it, so a feature that had
 NaN in fit gets its own learned contribution for NaN (`pilid.nn.additive.AdditiveEnsemble`'s
 ``nan_value``) and the deep part sees a neutral value and a missing indicator
-(`pilid.train.batched.deep_input`). At prediction, NaN in a feature that had none in fit gets
+(`pilid.train.encoding.deep_input`). At prediction, NaN in a feature that had none in fit gets
 that feature's average contribution (centred value 0) and one `UnseenMissingWarning`; a category
 not seen in fit likewise (coded +inf internally, which `pilid.nn.piecewise.phi_compact` reads as
 "unseen") with one `UnseenCategoryWarning` naming it and its column. A numeric column named in

@@ -11,7 +11,8 @@ Random streams of a trial are listed in `pilid.streams` (re-exported here).
 from __future__ import annotations
 
 from pilid.streams import trial_generator
-from pilid.train.batched import Prepared, Trainable, fit_batched
+from pilid.train.batched import fit_batched
+from pilid.train.protocol import Prepared, Trainable
 from pilid.train.trainer import (
     EnsembleData,
     Phase,

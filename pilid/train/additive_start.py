@@ -1,0 +1,165 @@
+"""The additive part of a batched ensemble (Eq. 10) with Algorithm 1's step 2: each trial's Phi
+columns laid out side by side (`piece_layout`), their neighbouring pieces for the roughness
+penalty (`neighbour_pieces`), and the least-squares start of every trial (`pilid.nn.
+least_squares.lstsq_init`, dense or matrix-free by the width of Phi).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from pilid.errors import PilidError
+from pilid.nn.additive import AdditiveEnsemble
+from pilid.nn.least_squares import DENSE_COLUMNS, CompactPhi, lstsq_init, monotone_start
+from pilid.nn.piecewise import phi_dense
+from pilid.streams import STREAM_ADDITIVE, trial_generator
+from pilid.train.protocol import Prepared, Trainable, _missing_of
+from pilid.train.trainer import EnsembleData
+
+
+def _stack_weights(weights: list, n: int, device) -> torch.Tensor:
+    """(T, n) float32 sample weights of T trials, unit weights for a trial without any."""
+    rows = [np.ones(n) if w is None else w for w in weights]
+    return torch.as_tensor(np.stack(rows), dtype=torch.float32, device=device)
+
+
+def _column_names(est: Trainable, m: int) -> list[str]:
+    """The fit data's column names (x0, x1, ... for arrays without names)."""
+    names = getattr(est, "feature_names_in_", None)
+    if names is not None and len(names) == m:
+        return [str(c) for c in names]
+    return [f"x{j}" for j in range(m)]
+
+
+def _check_phi_finite(data: EnsembleData, names: list[str]) -> None:
+    """Phi (Definition 2) is evaluated in float32: values beyond its range (|x| > 3.4e38) give
+    NaN. Name the columns instead of letting the least squares or the training fail."""
+    bad = torch.zeros(len(names), dtype=torch.bool, device=data.phi[1].device)
+    for phi in (data.phi, data.phi_val):
+        if phi is not None:
+            bad |= (~torch.isfinite(phi[1])).flatten(0, 1).any(0)
+    if bool(bad.any()):
+        columns = ", ".join(repr(names[j]) for j in torch.nonzero(bad).flatten().tolist())
+        raise PilidError(
+            f"column(s) {columns} cannot be cut into pieces: their values are beyond float32's "
+            "range (|x| > 3.4e38); rescale them (e.g. standardise them) before fit"
+        )
+
+
+def _piece_signs(est: Trainable, feature: torch.Tensor, mask: torch.Tensor):
+    """Each Phi column's monotone constraint (T, P), the sign of its feature in the estimator's
+    ``monotone_constraints_`` (+1, -1, 0: none); None when no feature is constrained."""
+    constraints = getattr(est, "monotone_constraints_", None)
+    if constraints is None or not np.any(constraints):
+        return None
+    per_feature = torch.as_tensor(np.asarray(constraints), dtype=mask.dtype, device=mask.device)
+    return per_feature[feature] * mask
+
+
+def piece_layout(preps: list[Prepared], device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each trial's Phi columns, padded to the widest trial: their feature (T, P) and a mask
+    (T, P), 1 for a real piece and 0 for the padding."""
+    T = len(preps)
+    P = max(p.knots.n_columns for p in preps)
+    feature = torch.zeros(T, P, dtype=torch.long)
+    mask = torch.zeros(T, P)
+    for t, p in enumerate(preps):
+        f, _, _ = p.knots.layout()
+        feature[t, : len(f)] = torch.as_tensor(f)
+        mask[t, : len(f)] = 1.0
+    return feature.to(device), mask.to(device)
+
+
+def _build_additive(
+    est: Trainable,
+    preps: list[Prepared],
+    data: EnsembleData,
+    layout: tuple[torch.Tensor, torch.Tensor],
+    roughness: torch.Tensor | None = None,
+):
+    """Algorithm 1, step 2: the additive part of every trial, least squares or Gaussian, on
+    `layout` (`piece_layout`); `roughness` (T, P - 1; `difference_penalty`'s band, None: no
+    ``smoothness``) makes the least-squares start a penalised one (P-splines'). A Phi wider
+    than `pilid.nn.least_squares.DENSE_COLUMNS` columns is solved matrix-free from compact Phi
+    (`pilid.nn.least_squares.CompactPhi`), so memory stays linear in the pieces."""
+    T = len(preps)
+    m = preps[0].X.shape[1]
+    P = max(p.knots.n_columns for p in preps)
+    feature, mask = layout
+    device = feature.device
+    names = _column_names(est, m)
+    _check_phi_finite(data, names)
+    sign = _piece_signs(est, feature, mask)
+    nan_value = None  # missing values: u_j(NaN) - constant_j per feature (T, m)
+    if any(p.missing is not None and np.any(p.missing) for p in preps):
+        nan_value = torch.zeros(T, m, device=device)
+    if est.init == "lstsq":
+        target = data.y if est._task == "regression" else 2.0 * data.y - 1.0
+        if preps[0].class_index is not None:  # K classes: one-vs-rest coding of trial t's class
+            index = torch.tensor([p.class_index for p in preps], device=data.y.device)
+            target = 2.0 * (data.y == index[:, None]).to(data.y.dtype) - 1.0
+        col, frac = data.phi[0], data.phi[1]
+        wide = P > DENSE_COLUMNS  # solved matrix-free from compact Phi (memory linear in P)
+        ws, bs = [], []
+        for t in range(T):  # one trial's Phi (dense: n x P) at a time
+            column_names = [names[j] for j in feature[t].tolist()]
+            extra = None
+            if nan_value is not None:  # missing values: one indicator column per such feature
+                lacking = np.flatnonzero(_missing_of(preps[t]))
+                extra = data.phi[2][t][:, lacking]
+                column_names += [names[j] for j in lacking]
+            if wide:  # `monotone_start` reads the means of Phi's columns alone
+                design = CompactPhi(
+                    col[t : t + 1],
+                    frac[t : t + 1],
+                    feature[t : t + 1],
+                    mask[t : t + 1],
+                    None if extra is None else extra[None],
+                )
+                dense = design
+            else:
+                dense = phi_dense(col[t], frac[t], feature[t])
+                design = dense if extra is None else torch.cat([dense, extra], dim=1)
+                dense, design = dense[None], design[None]
+            start = lstsq_init(
+                design,
+                target[t : t + 1],
+                mask[t : t + 1],
+                names=column_names,
+                weights=None if data.w is None else data.w[t : t + 1],
+                roughness=None if roughness is None else roughness[t : t + 1],
+            )
+            w_t, b_t = start[0], start[1]
+            if nan_value is not None:
+                nan_value[t, lacking] = start[2][0]
+            if sign is not None:  # monotone constraints: clamp the start's slopes
+                w_t, b_t = monotone_start(dense, w_t, b_t, sign[t : t + 1], mask[t : t + 1])
+            ws.append(w_t)
+            bs.append(b_t)
+        w, b = torch.cat(ws), torch.cat(bs)
+    else:  # init="gaussian": the paper's comparison, w ~ N(0, sigma^2), b = 0
+        w = torch.zeros(T, P)
+        for t, p in enumerate(preps):
+            g = trial_generator(p.seed, STREAM_ADDITIVE)
+            Pt = p.knots.n_columns
+            std = (2.0 / Pt) ** 0.5 if est.sigma is None else float(est.sigma)  # He: fan-in P
+            w[t, :Pt] = torch.randn(Pt, generator=g) * std
+        w, b = w.to(device), torch.zeros(T, P, device=device)
+    return AdditiveEnsemble(feature, mask, m, w, b, sign=sign, nan_value=nan_value)
+
+
+def neighbour_pieces(
+    preps: list[Prepared], feature: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
+    """(T, P - 1) float: 1 where Phi columns k and k + 1 (`feature`, `mask`: (T, P), the
+    additive part's layout) are consecutive pieces of one numeric feature of trial t, the pairs
+    whose rises the ``smoothness`` penalty ties together (`pilid.nn.additive.AdditiveEnsemble.
+    roughness`); 0 across features, between categories (their order is no neighbourhood) and
+    in the padding."""
+    mask = mask > 0
+    numeric = torch.stack(
+        [torch.as_tensor(~np.asarray(p.knots.categorical, dtype=bool)) for p in preps]
+    ).to(feature.device)
+    same = (feature[:, 1:] == feature[:, :-1]) & mask[:, 1:] & mask[:, :-1]
+    return (same & torch.gather(numeric, 1, feature[:, :-1])).to(torch.float32)
