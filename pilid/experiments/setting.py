@@ -132,8 +132,8 @@ def _drop_builtin_classes(model: Any) -> None:
             model.pop(key)
 
 
-#: The modules whose classes records named before they moved out of ``pilid.models`` (issue 50:
-#: the estimators, the inspection and the baselines in subpackages), new -> recorded. A class key
+#: The modules whose classes records named before they moved out of ``pilid.models`` (the
+#: estimators, the inspection and the baselines in subpackages), new -> recorded. A class key
 #: that is hashed (``model=pilib_lib``'s, a user's) is hashed at the recorded path: the same class
 #: is the same setting under either name.
 MOVED_MODULES = {

@@ -53,9 +53,8 @@ __all__ = [
 
 #: The pieces per feature of the smooth candidate when ``gamma="auto"``.
 SMOOTH_PIECES = 40
-#: The smooth candidate's roughness weight (the development suite's screening,
-#: ``scripts/lever_study.py``: of 20 pieces at 0.01 and 0.1 and 40 at 0.1 and 1, 40 at 0.1 beat EBM
-#: on the most tables).
+#: The smooth candidate's roughness weight (chosen on the development suite among 20 and 40
+#: pieces at several weights; the documentation's study pages).
 SMOOTH_WEIGHT = 0.1
 
 

@@ -159,13 +159,10 @@ def auto_gamma(n_rows: int) -> int:
 
         gamma = clip(round(n_rows ** (1/3) / 3), 2, 5),
 
-    i.e. 2 pieces up to 421 rows, 3 up to 1,157, 4 up to 2,460 and 5 from 2,461 rows on. Chosen by
-    ``scripts/choose_defaults.py`` on data that is none of the paper's UCI sets
-    (results/studies/defaults.csv, 3-fold CV): on diabetes (295 training rows) 2 pieces gave
-    R^2 0.49, 3 gave 0.46 and 5 gave 0.42; on synthetic data with 2,667 training rows 5 pieces
-    beat 2 and 3; at N=20,000 (Table 1's simulation, m=10 and 20) 5 pieces were best of 1-20,
-    hence the cap. Fewer rows than pieces cannot pin the pieces down (Definition 1 leaves gamma
-    to the user).
+    i.e. 2 pieces up to 421 rows, 3 up to 1,157, 4 up to 2,460 and 5 from 2,461 rows on: fewer
+    pieces where few rows cannot pin many down, capped where more pieces stopped helping (chosen
+    on data that is none of the paper's UCI sets; the documentation's study pages). Definition 1
+    leaves gamma to the user.
     """
     pieces = round(float(n_rows) ** (1.0 / 3.0) / AUTO_GAMMA_DIVISOR)
     return int(min(max(pieces, AUTO_GAMMA_RANGE[0]), AUTO_GAMMA_RANGE[1]))
