@@ -253,3 +253,29 @@ def test_known_edges_are_seen(module):
     """A sanity check that the walk finds the imports it must (the estimators train)."""
     targets = {target for _, target in GRAPH[module]}
     assert targets & {"pilid.estimators.neural", "pilid.nn.ensemble"}
+
+
+#: The longest a module of the package may grow: past it, it holds more than one concept.
+MAX_MODULE_LINES = 600
+#: What names a study in the lab beside the package (product and lab apart).
+STUDY_CITATION = re.compile(r"scripts/|studies/|lever_study|dev_suite\.py|issue [0-9]")
+
+
+def test_no_module_of_the_package_is_over_600_lines():
+    sizes = {
+        str(path.relative_to(ROOT)): len(path.read_text().splitlines())
+        for path in (ROOT / "pilid").rglob("*.py")
+    }
+    assert len(sizes) > 50  # the package was found
+    assert {p: n for p, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
+def test_the_library_cites_no_study():
+    cited = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((ROOT / "pilid").rglob("*"))
+        if path.suffix in (".py", ".md") and path.is_file()
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if STUDY_CITATION.search(line)
+    ]
+    assert cited == []
