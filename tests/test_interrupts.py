@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf
 from test_launcher_signals import JOBLIB, SLOW, _lines, _reference, _Sweep, _values
+from test_report_cli import TINY_SWEEP  # one setting of smoke_sim_regression
 
 from pilid.errors import PilidError
 from pilid.report.__main__ import main as report_main
@@ -100,21 +101,6 @@ def test_sighup_ends_a_sweep_with_one_line_naming_it(tmp_path, launcher, how, hu
 
 # -- the report: an interrupt leaves the folder whole, in one line -----------------------------
 CONF = ROOT / "conf"
-#: One setting of smoke_sim_regression (as tests/test_report_cli.py: the real grid is slow).
-TINY_SWEEP = """# @package _global_
-defaults:
-  - override /data: synthetic
-experiment_name: smoke_sim_regression
-trials: 2
-data:
-  task: regression
-hydra:
-  sweeper:
-    params:
-      data.N: 400
-      data.m: 4
-      +experiment/method: pilid-5
-"""
 
 
 @pytest.fixture
