@@ -38,7 +38,7 @@ def _check_phi_finite(data: EnsembleData, names: list[str]) -> None:
     bad = torch.zeros(len(names), dtype=torch.bool, device=data.phi[1].device)
     for phi in (data.phi, data.phi_val):
         if phi is not None:
-            bad |= (~torch.isfinite(phi[1])).flatten(0, 1).any(0)
+            bad |= (~torch.isfinite(phi[1])).reshape(-1, len(names)).any(0)
     if bool(bad.any()):
         columns = ", ".join(repr(names[j]) for j in torch.nonzero(bad).flatten().tolist())
         raise PilidError(
@@ -89,7 +89,6 @@ def _build_additive(
     feature, mask = layout
     device = feature.device
     names = _column_names(est, m)
-    _check_phi_finite(data, names)
     sign = _piece_signs(est, feature, mask)
     nan_value = None  # missing values: u_j(NaN) - constant_j per feature (T, m)
     if any(p.missing is not None and np.any(p.missing) for p in preps):

@@ -16,14 +16,17 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from pilid.device import resolve_device
+from pilid.device import cpu_threads, resolve_device
 from pilid.errors import PilidError, TrainingDivergedError, TrainingDivergedWarning
 from pilid.nn.additive import AdditiveEnsemble, difference_penalty
 from pilid.nn.ensemble import PiLiDEnsemble
 from pilid.nn.pairs import DeepWithPairs, PairTerms, coarse_pieces
 from pilid.nn.piecewise import compact_layout, phi_compact
+from pilid.parallel import torch_threads
 from pilid.train.additive_start import (
     _build_additive,
+    _check_phi_finite,
+    _column_names,
     _stack_weights,
     neighbour_pieces,
     piece_layout,
@@ -55,7 +58,57 @@ def deep_width(prep: Prepared) -> int:
     return deep_columns(prep.X.shape[1], prep.missing, prep.onehot, prep.bins)
 
 
+#: Rows per trial beyond which a fit's costs stop growing with the table (beyond the paper):
+#: on a larger table the work done once per fit (the least-squares start of Algorithm 1,
+#: step 2, purification, the divergence check) reads a sample of this many rows per trial
+#: (`EnsembleData.stacked`), early stopping's validation loss a sample of this many
+#: validation rows (`EnsembleData.sample_validation`), and an epoch is this many rows of the
+#: current pass (`TrainConfig.epoch_rows`). Up to it, every row is read as before.
+SAMPLE_ROWS = 32_768
+
+
+def _shares_table(preps: list[Prepared]) -> bool:
+    """Do the trials read one table the same way (a bag's members, K classes' logits): the
+    same rows, target, scaling, encodings and characteristic points, only their row indices
+    differing? Then `EnsembleData` holds the table once (its shared layout)."""
+    p0 = preps[0]
+    same = ("X", "target", "x_mean", "x_scale", "knots", "missing", "onehot", "bins")
+    return len(preps) > 1 and all(
+        getattr(p, name) is getattr(p0, name) for p in preps[1:] for name in same
+    )
+
+
+def _shared_data(preps: list[Prepared], device) -> EnsembleData:
+    """`EnsembleData` in its shared layout: the table's deep input, target and compact Phi
+    once, each trial's training and validation rows as indices into them."""
+    p0 = preps[0]
+    x_deep = deep_input(p0.X, p0.x_mean, p0.x_scale, p0.missing, p0.onehot, p0.bins)
+    x = torch.as_tensor(x_deep, dtype=torch.float32).to(device)
+    y = torch.as_tensor(p0.target, dtype=torch.float32).to(device)
+    phi = None
+    if p0.knots is not None:
+        raw = torch.as_tensor(p0.X, dtype=torch.float64, device=device)
+        phi = phi_compact(raw, compact_layout(p0.knots, device=device))[:3]
+        del raw
+        if p0.missing is not None and np.any(p0.missing) and len(phi) == 2:
+            phi = (*phi, torch.zeros_like(phi[1]))
+    rows = torch.as_tensor(np.stack([p.train_idx for p in preps]), dtype=torch.long)
+    data = EnsembleData(x=x, y=y, phi=phi, rows=rows.to(device))
+    if len(p0.val_idx):
+        val = torch.as_tensor(np.stack([p.val_idx for p in preps]), dtype=torch.long)
+        data.val_rows = val.to(device)
+    if any(p.train_weight is not None for p in preps):  # sample weights (None: unit)
+        data.w = _stack_weights([p.train_weight for p in preps], len(p0.train_idx), device)
+    if len(p0.val_idx) and any(p.weight is not None for p in preps):
+        val_w = [None if p.weight is None else p.weight[p.val_idx] for p in preps]
+        data.w_val = _stack_weights(val_w, len(p0.val_idx), device)
+    return data
+
+
 def _ensemble_data(preps: list[Prepared], device) -> EnsembleData:
+    if _shares_table(preps):
+        return _shared_data(preps, device)
+
     def stack(rows_of, with_phi):
         xs, ys = [], []
         for p in preps:
@@ -145,31 +198,34 @@ def _fit_group(
     data = _ensemble_data(preps, device)
     T = len(ests)
     seeds = [p.seed for p in preps]
-    cfg = replace(est0._train_config(T), piece_steps=piece_steps)
+    cfg = replace(est0._train_config(T), piece_steps=piece_steps, epoch_rows=SAMPLE_ROWS)
+    data = data.sample_validation(SAMPLE_ROWS, seeds)
+    sample = data.stacked(SAMPLE_ROWS, seeds)  # what the once-per-fit work reads
     additive, roughness = None, None
     if est0._has_additive:
+        _check_phi_finite(data, _column_names(est0, preps[0].X.shape[1]))
         layout = piece_layout(preps, device)
         if cfg.smoothness > 0:  # PiLiD's smoothness: the start, training and purification
             # many pieces held smooth are a resolution: steps that do not grow with it
             cfg = replace(cfg, neighbours=neighbour_pieces(preps, *layout))
             roughness = difference_penalty(cfg.neighbours, cfg.smoothness)
-        additive = _build_additive(est0, preps, data, layout, roughness)
+        additive = _build_additive(est0, preps, sample, layout, roughness)
     deep = with_pairs(est0._build_deep(deep_width(preps[0]), seeds), preps)  # `deep_columns`
     model = PiLiDEnsemble(additive, deep, T).to(device)
     result = train_ensemble(model, data, est0._phases(), cfg, seeds)
     # Read-only: the trained model's loss on its training rows (eval mode, no random draws).
     final = evaluate_loss(
-        model, data.x, data.phi, data.y, est0._task, classes=cfg.classes, weights=data.w
+        model, sample.x, sample.phi, sample.y, est0._task, classes=cfg.classes, weights=sample.w
     )
     diverged = divergence_reasons(
-        final, data.y, result.train_loss, result.n_epochs, est0._task, cfg.classes, data.w
+        final, sample.y, result.train_loss, result.n_epochs, est0._task, cfg.classes, sample.w
     )
     retry = []  # the trials to train again with the additive part's steps scaled
     if roughness is not None and not cfg.piece_steps:
         retry = [t for t in range(T) if diverged[t] is not None]
     if getattr(est0, "purify", False) and additive is not None and deep is not None:
         # with smoothness the moved main effects are held as smooth as the shapes
-        model.purify_(data.x, data.phi, weights=data.w, roughness=roughness)
+        model.purify_(sample.x, sample.phi, weights=sample.w, roughness=roughness)
     for t, (est, prep) in enumerate(zip(ests, preps)):
         if t in retry:
             continue
@@ -222,6 +278,13 @@ def _prepare_all(ests, Xs, ys, ws) -> list[Prepared]:
 
 def _fit_local(ests, Xs, ys, ws) -> list:
     device = resolve_device(ests[0].device)
+    if device.type != "cpu":
+        return _fit_on(device, ests, Xs, ys, ws)
+    with torch_threads(cpu_threads()):  # the cores free now, not those others keep busy
+        return _fit_on(device, ests, Xs, ys, ws)
+
+
+def _fit_on(device, ests, Xs, ys, ws) -> list:
     preps = _prepare_all(ests, Xs, ys, ws)
     m = {p.X.shape[1] for p in preps}
     if len(m) > 1:

@@ -22,14 +22,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
 from torch import nn
 
 from pilid.errors import PilidError
-from pilid.streams import STREAM_BATCHES, trial_generator
+from pilid.streams import STREAM_BATCHES, STREAM_FIT_SAMPLE, trial_generator
 from pilid.train.losses import l1_penalty, task_loss
 
 #: A batch whose sample weights are all 0 gets loss 0 (no division by 0).
@@ -69,12 +69,23 @@ class Phase:
 
 @dataclass
 class EnsembleData:
-    """Training (and validation) tensors of T trials, on the training device.
+    """Training (and validation) tensors of T trials, on the training device, in one of two
+    layouts.
 
-    x: (T, n, m) deep-component input; y: (T, n); phi: Phi of Definition 2 in compact form, a
-    tuple of (T, n, ...) tensors (`pilid.nn.piecewise.phi_compact`), or None. Mini-batches
-    take the same rows of every tensor. w / w_val: (T, n) sample weights of the training /
-    validation rows, or None (unweighted: the plain means, computed as without weights).
+    Stacked (``rows`` is None): x: (T, n, m) deep-component input; y: (T, n); phi: Phi of
+    Definition 2 in compact form, a tuple of (T, n, ...) tensors
+    (`pilid.nn.piecewise.phi_compact`), or None; x_val / y_val / phi_val likewise for the
+    validation rows.
+
+    Shared (``rows`` given): trials that read the same table (a bag's members, K classes'
+    logits) hold it once. x: (N, m), y: (N,), phi: tuple of (N, ...) tensors, every row of the
+    table; trial t trains on rows ``rows[t]`` ((T, n) row indices) and validates on
+    ``val_rows[t]`` ((T, n_val)); x_val / y_val / phi_val are None. Memory is that of one
+    table, not of T copies, and every gathered value equals the stacked layout's.
+
+    Mini-batches take the same rows of every tensor. w / w_val: (T, n) / (T, n_val) sample
+    weights of the training / validation rows in either layout, or None (unweighted: the plain
+    means, computed as without weights).
     """
 
     x: torch.Tensor
@@ -85,6 +96,94 @@ class EnsembleData:
     phi_val: tuple[torch.Tensor, ...] | None = None
     w: torch.Tensor | None = None
     w_val: torch.Tensor | None = None
+    rows: torch.Tensor | None = None
+    val_rows: torch.Tensor | None = None
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(T, n): trials and training rows per trial."""
+        return tuple(self.rows.shape) if self.rows is not None else tuple(self.x.shape[:2])
+
+    @property
+    def n_val(self) -> int:
+        """Validation rows per trial."""
+        if self.rows is not None:
+            return 0 if self.val_rows is None else int(self.val_rows.shape[1])
+        return 0 if self.x_val is None else int(self.x_val.shape[1])
+
+    def validation(self) -> tuple:
+        """(x, phi, y, weights, rows) of the validation rows, as `evaluate_loss` takes them."""
+        if self.rows is not None:
+            return self.x, self.phi, self.y, self.w_val, self.val_rows
+        return self.x_val, self.phi_val, self.y_val, self.w_val, None
+
+    def training(self) -> tuple:
+        """(x, phi, y, weights, rows) of the training rows, as `evaluate_loss` takes them."""
+        return self.x, self.phi, self.y, self.w, self.rows
+
+    def sample_validation(self, limit: int, seeds: Sequence[int]) -> EnsembleData:
+        """The data with at most `limit` validation rows per trial: all when it has no more,
+        else `limit` of them drawn without replacement from each trial's seed
+        (`pilid.streams.STREAM_FIT_SAMPLE`), in their order: the loss early stopping reads
+        each epoch, on a sample of a large table."""
+        n_val = self.n_val
+        if n_val <= limit:
+            return self
+        pos = _sample_positions(n_val, limit, seeds, stream=STREAM_FIT_SAMPLE, draw=1)
+        pos = pos.to(self.y.device)
+        w_val = None if self.w_val is None else self.w_val.gather(1, pos)
+        if self.rows is not None:
+            return replace(self, val_rows=self.val_rows.gather(1, pos), w_val=w_val)
+        phi_val = None if self.phi_val is None else tuple(_take(p, pos) for p in self.phi_val)
+        return replace(
+            self,
+            x_val=_take(self.x_val, pos),
+            y_val=_take(self.y_val, pos),
+            phi_val=phi_val,
+            w_val=w_val,
+        )
+
+    def stacked(self, limit: int | None = None, seeds: Sequence[int] = ()) -> EnsembleData:
+        """The training rows in the stacked layout, without validation rows: all of them when
+        a trial has at most `limit` (None: no limit; the data itself when already stacked),
+        else `limit` of each trial's rows drawn without replacement from its seed
+        (``seeds[t]``, `pilid.streams.STREAM_FIT_SAMPLE`), in their order. What the work done
+        once per fit reads (the least-squares start, purification, the final training loss):
+        a sample of a large table gives the same answer at a fraction of the cost."""
+        T, n = self.shape
+        if (limit is None or n <= limit) and self.rows is None:
+            return self
+        pos = None
+        if limit is not None and n > limit:
+            pos = _sample_positions(n, limit, seeds, stream=STREAM_FIT_SAMPLE, draw=0)
+            pos = pos.to(self.y.device)
+        w = self.w if pos is None or self.w is None else self.w.gather(1, pos)
+        if self.rows is not None:
+            rows = self.rows if pos is None else self.rows.gather(1, pos)
+            x, phi, y = self.x[rows], None, self.y[rows]
+            if self.phi is not None:
+                phi = tuple(p[rows] for p in self.phi)
+            return EnsembleData(x=x, y=y, phi=phi, w=w)
+        phi = None if self.phi is None else tuple(_take(p, pos) for p in self.phi)
+        return EnsembleData(x=_take(self.x, pos), y=_take(self.y, pos), phi=phi, w=w)
+
+
+def _sample_positions(n: int, limit: int, seeds: Sequence[int], stream: int, draw: int):
+    """(T, limit) sorted positions among n, drawn without replacement per trial seed: draw
+    `draw` of stream `stream` (the training sample 0, the validation sample 1)."""
+    picks = []
+    for s in seeds:
+        g = trial_generator(s, stream)
+        for _ in range(draw + 1):
+            perm = torch.randperm(n, generator=g)
+        picks.append(perm[:limit].sort().values)
+    return torch.stack(picks)
+
+
+def _take(v: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+    """Rows `pos` (T, k) of each trial of a stacked (T, n, ...) tensor."""
+    index = pos.view(*pos.shape, *([1] * (v.dim() - 2))).expand(-1, -1, *v.shape[2:])
+    return v.gather(1, index)
 
 
 @dataclass
@@ -114,6 +213,12 @@ class TrainConfig:
     #: diverged (`pilid.train.batched`): there the pieces are a resolution, and one Adam step
     #: on each of many pieces throws the start off. False: Algorithm 1's steps.
     piece_steps: bool = False
+    #: Rows of an epoch (beyond the paper): None, or at least the training rows: an epoch is a
+    #: pass over them (Algorithm 1); fewer: on a larger table an epoch is the next
+    #: `epoch_rows` rows of the current pass (its permutation), so the validation loss that
+    #: early stopping reads comes as often in rows, whatever the table's size, and a table
+    #: larger than needed stops training before a full pass.
+    epoch_rows: int | None = None
 
 
 @dataclass
@@ -179,18 +284,25 @@ def _where_trials(mask: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch
 
 @torch.no_grad()
 def evaluate_loss(
-    model, x, phi, y, task: str, chunk: int = 4096, classes: int = 1, weights=None
+    model, x, phi, y, task: str, chunk: int = 4096, classes: int = 1, weights=None, rows=None
 ) -> torch.Tensor:
     """Mean task loss per trial (T,) over rows (T, n, ...), in eval mode, chunked; with
-    `weights` (T, n) the weighted mean sum(w l) / sum(w)."""
+    `weights` (T, n) the weighted mean sum(w l) / sum(w). With `rows` (T, n) the tensors hold
+    every row once (`EnsembleData`'s shared layout) and trial t reads rows ``rows[t]``."""
     was = model.training
     model.eval()
-    total = torch.zeros(x.shape[0], device=x.device, dtype=torch.float64)
-    n = x.shape[1]
+    T, n = (x.shape[0], x.shape[1]) if rows is None else tuple(rows.shape)
+    total = torch.zeros(T, device=x.device, dtype=torch.float64)
     for s in range(0, n, chunk):
-        part = None if phi is None else tuple(p[:, s : s + chunk] for p in phi)
-        out = model(x[:, s : s + chunk], part)
-        loss = task_loss(out, y[:, s : s + chunk], task, classes)
+        if rows is None:
+            xs, ys = x[:, s : s + chunk], y[:, s : s + chunk]
+            part = None if phi is None else tuple(p[:, s : s + chunk] for p in phi)
+        else:
+            r = rows[:, s : s + chunk]
+            xs, ys = x[r], y[r]
+            part = None if phi is None else tuple(p[r] for p in phi)
+        out = model(xs, part)
+        loss = task_loss(out, ys, task, classes)
         if weights is not None:
             loss = loss * weights[:, s : s + chunk]
         total += loss.sum(1).double()
@@ -208,14 +320,15 @@ def train_ensemble(
     seeds: Sequence[int],
 ) -> TrainResult:
     """Train all T trials of `model` on `data` following `phases` (see module docstring)."""
-    T, n, m = data.x.shape
+    T, n = data.shape
+    m = data.x.shape[-1]
     device = data.x.device
     phases = [p for p in phases if p.max_epochs > 0]
     K = len(phases)
     if K == 0 or n == 0:
         z = np.zeros((0, T))
         return TrainResult(z, z, z.astype(int), np.zeros(0), np.zeros(T, int), np.zeros(T, int))
-    has_val = data.x_val is not None and data.x_val.shape[1] > 0 and cfg.patience is not None
+    has_val = data.n_val > 0 and cfg.patience is not None
     es_host = [p.early_stopping and has_val for p in phases]
     es_flags = torch.tensor(es_host, device=device)
     # per phase: does it enter with the phase before's best validation loss as the bar to beat?
@@ -260,12 +373,18 @@ def train_ensemble(
     done_host = np.zeros(T, dtype=bool)
 
     gens = [trial_generator(s, STREAM_BATCHES) for s in seeds]
-    x_flat = data.x.reshape(T * n, m)
-    y_flat = data.y.reshape(T * n)
     w_flat = None if data.w is None else data.w.reshape(T * n)
     phi_flat = None
-    if data.phi is not None:
-        phi_flat = [p.reshape(T * n, *p.shape[2:]) for p in data.phi]
+    if data.rows is None:  # stacked: trial t's row i is row t * n + i of the flat tensors
+        x_flat = data.x.reshape(T * n, m)
+        y_flat = data.y.reshape(T * n)
+        if data.phi is not None:
+            phi_flat = [p.reshape(T * n, *p.shape[2:]) for p in data.phi]
+    else:  # shared: trial t's row i is row rows[t, i] of the table
+        x_flat, y_flat = data.x, data.y
+        if data.phi is not None:
+            phi_flat = list(data.phi)
+        table_rows = data.rows.reshape(T * n)
     base = (torch.arange(T, device=device) * n).unsqueeze(1)
 
     hist_train, hist_val, hist_phase, hist_sec = [], [], [], []
@@ -276,6 +395,8 @@ def train_ensemble(
 
         bar = tqdm(total=total_epochs, desc=cfg.desc, leave=False)
 
+    per_epoch = n if cfg.epoch_rows is None else max(1, min(n, int(cfg.epoch_rows)))
+    cursor = n  # where this pass has got to (n: draw a new pass)
     model.train()
     tick = time.perf_counter()
     for epoch in range(total_epochs):
@@ -290,12 +411,18 @@ def train_ensemble(
             if fm.any():
                 freeze_masks[name] = torch.as_tensor(fm, device=device)
 
-        perm = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(device)
-        flat = (perm + base).reshape(T, n)
+        if cursor >= n:  # a new pass: each trial's permutation of its rows
+            perm = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(device)
+            cursor = 0
+        part = perm[:, cursor : cursor + per_epoch]  # this epoch's rows of the pass
+        cursor += per_epoch
+        flat = (part + base).reshape(T, -1)  # positions in the (T * n) per-trial rows
+        rows = flat if data.rows is None else table_rows[flat]  # rows of x, y and phi
         acc = torch.zeros(T, device=device)
         steps = 0
-        for s in range(0, n, bs):
-            idx = flat[:, s : s + bs].reshape(-1)
+        for s in range(0, flat.shape[1], bs):
+            pos = flat[:, s : s + bs].reshape(-1)
+            idx = rows[:, s : s + bs].reshape(-1)
             b = idx.numel() // T
             xb = x_flat.index_select(0, idx).view(T, b, m)
             yb = y_flat.index_select(0, idx).view(T, b)
@@ -306,7 +433,7 @@ def train_ensemble(
             if w_flat is None:
                 task = task_loss(out, yb, cfg.task, cfg.classes).mean(1)
             else:  # sample weights: the batch's weighted mean sum(w l) / sum(w)
-                wb = w_flat.index_select(0, idx).view(T, b)
+                wb = w_flat.index_select(0, pos).view(T, b)
                 lb = task_loss(out, yb, cfg.task, cfg.classes)
                 task = (lb * wb).sum(1) / wb.sum(1).clamp_min(_TINY)
             loss = task if cfg.classes == 1 else task / cfg.classes  # a group's loss once
@@ -347,14 +474,16 @@ def train_ensemble(
         # ---- end of epoch: validation and per-trial schedule, all on the device ----
         with torch.no_grad():
             if has_val:
+                x_val, phi_val, y_val, w_val, val_rows = data.validation()
                 val = evaluate_loss(
                     model,
-                    data.x_val,
-                    data.phi_val,
-                    data.y_val,
+                    x_val,
+                    phi_val,
+                    y_val,
                     cfg.task,
                     classes=cfg.classes,
-                    weights=data.w_val,
+                    weights=w_val,
+                    rows=val_rows,
                 )
             else:
                 val = train_loss.clone()
