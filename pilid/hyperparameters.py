@@ -195,7 +195,8 @@ TRAINING: tuple[Hyperparameter, ...] = (
         constraint=(Integers(0),),
         where="train",
         paper=100,
-        doc="upper bound on the epochs of Algorithm 1, step 3 (the paper gives none)",
+        doc="upper bound on the epochs of Algorithm 1, step 3 (the paper gives none; an epoch is "
+        "a pass over the training rows, or the next 32,768 rows of one on a larger table)",
     ),
     Hyperparameter(
         name="batch_size",

@@ -16,7 +16,7 @@ STREAM_NOISE           4  reserved (never drawn; kept so the id is not reused)  
 STREAM_BLOCK_SUMMARY   7  rows for the block summaries of PiLiB/NIT (NumPy)     estimators.gated
 STREAM_BAG             8  a bag member's seed and bootstrap rows (NumPy)        models.bagging
 STREAM_GRID_ROWS       9  rows kept for PiLiD's interaction_grid (NumPy)        estimators.pilid
-STREAM_FIT_SAMPLE     10  rows of a large table for the once-per-fit work        train.trainer
+STREAM_FIT_SAMPLE     10  rows of a large table for the once-per-fit work        train, estimators
 STREAM_GATE_INIT      16  jitter of the gates' initial log_alpha                nn.gates
 STREAM_GATE_NOISE     17  the gates' hard-concrete noise in training            nn.gates
 ====================  ==  ====================================================  ================

@@ -37,7 +37,9 @@ from pilid.nn.piecewise import (
     resolve_gamma,
     valid_gamma,
 )
+from pilid.streams import STREAM_FIT_SAMPLE, trial_rng
 from pilid.train import Phase, Prepared, Trainable, TrainConfig, fit_batched
+from pilid.train.batched import SAMPLE_ROWS
 from pilid.train.encoding import deep_input
 from pilid.train.validation import holdout_split
 
@@ -497,9 +499,14 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         """Fitted attributes that need the T=1 module: centring of the contributions."""
         bagging.take_inputs(self, prep)
         offset = 0.0
-        if self.knots_ is not None:
-            terms, _ = self._terms(prep.X)
-            self.contribution_offset_ = weighted_mean_std(terms, prep.weight)[0]
+        if self.knots_ is not None:  # centred on the fit rows, a sample of a large table's
+            X, weight = prep.X, prep.weight
+            if len(X) > SAMPLE_ROWS:
+                draw = trial_rng(prep.seed, STREAM_FIT_SAMPLE).permutation(len(X))
+                rows = np.sort(draw[:SAMPLE_ROWS])
+                X, weight = X[rows], None if weight is None else weight[rows]
+            terms, _ = self._terms(X)
+            self.contribution_offset_ = weighted_mean_std(terms, weight)[0]
             offset = float(self.contribution_offset_.sum())
             self._set_unseen_value()
         self.intercept_ = self.y_offset_ + self.y_scale_ * offset
