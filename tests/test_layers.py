@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("inspection", ("pilid.inspection",)),
     ("estimators", ("pilid.estimators",)),
     ("baselines", ("pilid.baselines",)),
+    ("export", ("pilid.export",)),
     (
         "experiments",
         ("pilid.experiments", "pilid.run", "hydra_plugins"),

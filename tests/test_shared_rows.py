@@ -9,7 +9,8 @@ import torch
 
 import pilid.train.batched as batched
 from pilid import PiLiDClassifier, PiLiDRegressor
-from pilid.train.trainer import EnsembleData, evaluate_loss
+from pilid.train.ensemble_data import EnsembleData
+from pilid.train.trainer import evaluate_loss
 
 
 def _table(n=600, m=4, seed=0, nan=True):
@@ -188,3 +189,44 @@ def test_cpu_threads_leave_out_the_cores_other_processes_keep_busy(monkeypatch):
     monkeypatch.undo()
     busy = device.busy_cores(0.02)  # read from /proc/stat where there is one
     assert busy is None or 0.0 <= busy <= cores + 1e-9
+
+
+@pytest.mark.parametrize(
+    "task, params",
+    [
+        ("regression", {}),
+        ("classification", {}),
+        ("regression", {"hidden_layers": None}),
+        ("regression", {"pairs": 2, "n_bags": 5, "lr": 0.03}),
+    ],
+)
+def test_finished_members_leave_the_ensemble_and_end_as_they_would(monkeypatch, task, params):
+    """Members that stopped early leave the computation; every member ends as it would have
+    (bit for bit where the loss is a square; a log-loss's vectorised exp and log may round the
+    last bit of an element differently when the ensemble holds fewer members)."""
+    import pilid.train.trainer as trainer
+
+    X, y = _table(n=500, m=4, seed=2)
+    cls = PiLiDRegressor if task == "regression" else PiLiDClassifier
+    target = y if task == "regression" else (y > 0.3).astype(int)
+    kwargs = {"random_state": 5, "epochs": 40, "patience": 2, "n_bags": 6, "gamma": 6, **params}
+    left = []
+    original = trainer.keep_members
+
+    def counted(model, opt, keep, T, restore=None):
+        if keep is not None:
+            left.append((T, len(keep)))
+        return original(model, opt, keep, T, restore=restore)
+
+    monkeypatch.setattr(trainer, "keep_members", counted)
+    fast = cls(**kwargs).fit(X, target)
+    assert left, "no member left the ensemble: the test trains too alike"
+    monkeypatch.setattr(trainer, "members_separable", lambda *a: False)
+    full = cls(**kwargs).fit(X, target)
+    out = "predict" if task == "regression" else "predict_proba"
+    tol = 0.0 if task == "regression" else 1e-6
+    np.testing.assert_allclose(getattr(fast, out)(X), getattr(full, out)(X), rtol=0, atol=tol)
+    for a, b in zip(fast.estimators_, full.estimators_):
+        assert a.n_epochs_ == b.n_epochs_ and a.best_epoch_ == b.best_epoch_
+        for curve in ("train_loss", "val_loss"):
+            np.testing.assert_allclose(a.history_[curve], b.history_[curve], rtol=tol, atol=0)

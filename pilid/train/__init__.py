@@ -1,6 +1,8 @@
 """pilid.train: the training engine, T trials at once as one ensemble (leading trial dimension).
 
 - `trainer`: the mini-batch loop and its schedule (`Phase`, early stopping), Algorithm 1 step 3.
+- `ensemble_data`: the rows the trials train on (`EnsembleData`: stacked, or one shared table).
+- `compaction`: trials that have finished leave the ensemble's computation.
 - `losses`: the task losses and penalties of Eq. (11).
 - `validation`: the rows a trial holds out for early stopping.
 - `batched`: `fit_batched` and the `Trainable` protocol the estimators implement.
@@ -12,9 +14,9 @@ from __future__ import annotations
 
 from pilid.streams import trial_generator
 from pilid.train.batched import fit_batched
+from pilid.train.ensemble_data import EnsembleData
 from pilid.train.protocol import Prepared, Trainable
 from pilid.train.trainer import (
-    EnsembleData,
     Phase,
     TrainConfig,
     TrainResult,

@@ -14,8 +14,8 @@ from pilid.nn.additive import AdditiveEnsemble
 from pilid.nn.least_squares import DENSE_COLUMNS, CompactPhi, lstsq_init, monotone_start
 from pilid.nn.piecewise import phi_dense
 from pilid.streams import STREAM_ADDITIVE, trial_generator
+from pilid.train.ensemble_data import EnsembleData
 from pilid.train.protocol import Prepared, Trainable, _missing_of
-from pilid.train.trainer import EnsembleData
 
 
 def _stack_weights(weights: list, n: int, device) -> torch.Tensor:

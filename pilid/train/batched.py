@@ -33,8 +33,9 @@ from pilid.train.additive_start import (
 )
 from pilid.train.divergence import divergence_reasons, lr_advice
 from pilid.train.encoding import deep_columns, deep_input
+from pilid.train.ensemble_data import EnsembleData
 from pilid.train.protocol import Prepared, Trainable, _missing_of
-from pilid.train.trainer import EnsembleData, evaluate_loss, train_ensemble
+from pilid.train.trainer import evaluate_loss, train_ensemble
 
 #: What `fit_batched` does with a trial whose training diverged (`pilid.train.divergence`).
 ON_DIVERGENCE = ("raise", "flag")

@@ -14,7 +14,9 @@ its final weights frozen while the others go on. Hence a trial trained in a batc
 float tolerance) the same seed trained alone.
 
 The step loop never reads a value back to the host; the trainer syncs once per epoch (the
-per-trial losses and phase bookkeeping, for the schedule and the progress bar).
+per-trial losses and phase bookkeeping, for the schedule and the progress bar). Once a quarter
+of the trials still training have finished, they leave the computation
+(`pilid.train.compaction`): the others go on as they would have, at the cost of fewer trials.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ import torch
 from torch import nn
 
 from pilid.errors import PilidError
-from pilid.streams import STREAM_BATCHES, STREAM_FIT_SAMPLE, trial_generator
+from pilid.streams import STREAM_BATCHES, trial_generator
+from pilid.train.compaction import all_trials, keep_members, members_separable
+from pilid.train.ensemble_data import EnsembleData
 from pilid.train.losses import l1_penalty, task_loss
 
 #: A batch whose sample weights are all 0 gets loss 0 (no division by 0).
@@ -65,125 +69,6 @@ class Phase:
     until: Callable[[nn.Module], torch.Tensor] | None = None
     keep_best: bool = False
     lr_scale: float = 1.0
-
-
-@dataclass
-class EnsembleData:
-    """Training (and validation) tensors of T trials, on the training device, in one of two
-    layouts.
-
-    Stacked (``rows`` is None): x: (T, n, m) deep-component input; y: (T, n); phi: Phi of
-    Definition 2 in compact form, a tuple of (T, n, ...) tensors
-    (`pilid.nn.piecewise.phi_compact`), or None; x_val / y_val / phi_val likewise for the
-    validation rows.
-
-    Shared (``rows`` given): trials that read the same table (a bag's members, K classes'
-    logits) hold it once. x: (N, m), y: (N,), phi: tuple of (N, ...) tensors, every row of the
-    table; trial t trains on rows ``rows[t]`` ((T, n) row indices) and validates on
-    ``val_rows[t]`` ((T, n_val)); x_val / y_val / phi_val are None. Memory is that of one
-    table, not of T copies, and every gathered value equals the stacked layout's.
-
-    Mini-batches take the same rows of every tensor. w / w_val: (T, n) / (T, n_val) sample
-    weights of the training / validation rows in either layout, or None (unweighted: the plain
-    means, computed as without weights).
-    """
-
-    x: torch.Tensor
-    y: torch.Tensor
-    phi: tuple[torch.Tensor, ...] | None = None
-    x_val: torch.Tensor | None = None
-    y_val: torch.Tensor | None = None
-    phi_val: tuple[torch.Tensor, ...] | None = None
-    w: torch.Tensor | None = None
-    w_val: torch.Tensor | None = None
-    rows: torch.Tensor | None = None
-    val_rows: torch.Tensor | None = None
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        """(T, n): trials and training rows per trial."""
-        return tuple(self.rows.shape) if self.rows is not None else tuple(self.x.shape[:2])
-
-    @property
-    def n_val(self) -> int:
-        """Validation rows per trial."""
-        if self.rows is not None:
-            return 0 if self.val_rows is None else int(self.val_rows.shape[1])
-        return 0 if self.x_val is None else int(self.x_val.shape[1])
-
-    def validation(self) -> tuple:
-        """(x, phi, y, weights, rows) of the validation rows, as `evaluate_loss` takes them."""
-        if self.rows is not None:
-            return self.x, self.phi, self.y, self.w_val, self.val_rows
-        return self.x_val, self.phi_val, self.y_val, self.w_val, None
-
-    def training(self) -> tuple:
-        """(x, phi, y, weights, rows) of the training rows, as `evaluate_loss` takes them."""
-        return self.x, self.phi, self.y, self.w, self.rows
-
-    def sample_validation(self, limit: int, seeds: Sequence[int]) -> EnsembleData:
-        """The data with at most `limit` validation rows per trial: all when it has no more,
-        else `limit` of them drawn without replacement from each trial's seed
-        (`pilid.streams.STREAM_FIT_SAMPLE`), in their order: the loss early stopping reads
-        each epoch, on a sample of a large table."""
-        n_val = self.n_val
-        if n_val <= limit:
-            return self
-        pos = _sample_positions(n_val, limit, seeds, stream=STREAM_FIT_SAMPLE, draw=1)
-        pos = pos.to(self.y.device)
-        w_val = None if self.w_val is None else self.w_val.gather(1, pos)
-        if self.rows is not None:
-            return replace(self, val_rows=self.val_rows.gather(1, pos), w_val=w_val)
-        phi_val = None if self.phi_val is None else tuple(_take(p, pos) for p in self.phi_val)
-        return replace(
-            self,
-            x_val=_take(self.x_val, pos),
-            y_val=_take(self.y_val, pos),
-            phi_val=phi_val,
-            w_val=w_val,
-        )
-
-    def stacked(self, limit: int | None = None, seeds: Sequence[int] = ()) -> EnsembleData:
-        """The training rows in the stacked layout, without validation rows: all of them when
-        a trial has at most `limit` (None: no limit; the data itself when already stacked),
-        else `limit` of each trial's rows drawn without replacement from its seed
-        (``seeds[t]``, `pilid.streams.STREAM_FIT_SAMPLE`), in their order. What the work done
-        once per fit reads (the least-squares start, purification, the final training loss):
-        a sample of a large table gives the same answer at a fraction of the cost."""
-        T, n = self.shape
-        if (limit is None or n <= limit) and self.rows is None:
-            return self
-        pos = None
-        if limit is not None and n > limit:
-            pos = _sample_positions(n, limit, seeds, stream=STREAM_FIT_SAMPLE, draw=0)
-            pos = pos.to(self.y.device)
-        w = self.w if pos is None or self.w is None else self.w.gather(1, pos)
-        if self.rows is not None:
-            rows = self.rows if pos is None else self.rows.gather(1, pos)
-            x, phi, y = self.x[rows], None, self.y[rows]
-            if self.phi is not None:
-                phi = tuple(p[rows] for p in self.phi)
-            return EnsembleData(x=x, y=y, phi=phi, w=w)
-        phi = None if self.phi is None else tuple(_take(p, pos) for p in self.phi)
-        return EnsembleData(x=_take(self.x, pos), y=_take(self.y, pos), phi=phi, w=w)
-
-
-def _sample_positions(n: int, limit: int, seeds: Sequence[int], stream: int, draw: int):
-    """(T, limit) sorted positions among n, drawn without replacement per trial seed: draw
-    `draw` of stream `stream` (the training sample 0, the validation sample 1)."""
-    picks = []
-    for s in seeds:
-        g = trial_generator(s, stream)
-        for _ in range(draw + 1):
-            perm = torch.randperm(n, generator=g)
-        picks.append(perm[:limit].sort().values)
-    return torch.stack(picks)
-
-
-def _take(v: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
-    """Rows `pos` (T, k) of each trial of a stacked (T, n, ...) tensor."""
-    index = pos.view(*pos.shape, *([1] * (v.dim() - 2))).expand(-1, -1, *v.shape[2:])
-    return v.gather(1, index)
 
 
 @dataclass
@@ -373,19 +258,32 @@ def train_ensemble(
     done_host = np.zeros(T, dtype=bool)
 
     gens = [trial_generator(s, STREAM_BATCHES) for s in seeds]
-    w_flat = None if data.w is None else data.w.reshape(T * n)
-    phi_flat = None
-    if data.rows is None:  # stacked: trial t's row i is row t * n + i of the flat tensors
-        x_flat = data.x.reshape(T * n, m)
-        y_flat = data.y.reshape(T * n)
-        if data.phi is not None:
-            phi_flat = [p.reshape(T * n, *p.shape[2:]) for p in data.phi]
-    else:  # shared: trial t's row i is row rows[t, i] of the table
-        x_flat, y_flat = data.x, data.y
-        if data.phi is not None:
-            phi_flat = list(data.phi)
-        table_rows = data.rows.reshape(T * n)
-    base = (torch.arange(T, device=device) * n).unsqueeze(1)
+
+    def flatten(data: EnsembleData, T: int):
+        """The tensors the mini-batches index, and where trial t's rows start in them."""
+        w_flat = None if data.w is None else data.w.reshape(T * n)
+        phi_flat, table_rows = None, None
+        if data.rows is None:  # stacked: trial t's row i is row t * n + i of the flat tensors
+            x_flat = data.x.reshape(T * n, m)
+            y_flat = data.y.reshape(T * n)
+            if data.phi is not None:
+                phi_flat = [p.reshape(T * n, *p.shape[2:]) for p in data.phi]
+        else:  # shared: trial t's row i is row rows[t, i] of the table
+            x_flat, y_flat = data.x, data.y
+            if data.phi is not None:
+                phi_flat = list(data.phi)
+            table_rows = data.rows.reshape(T * n)
+        base = (torch.arange(T, device=device) * n).unsqueeze(1)
+        return x_flat, y_flat, w_flat, phi_flat, table_rows, base
+
+    x_flat, y_flat, w_flat, phi_flat, table_rows, base = flatten(data, T)
+    # Trials that have finished leave the computation (`keep_members`) once a quarter of
+    # those still in it have: their weights are kept in `final_state`, the others train on
+    # alike. `alive` maps the trials still in it to the ensemble's (None: all are).
+    compactable = T > 1 and members_separable(model, phases, cfg, T)
+    T_all, alive, whole = T, None, None
+    epochs_all = np.zeros(T, dtype=np.int64)
+    best_epoch_all = np.zeros(T, dtype=np.int64)
 
     hist_train, hist_val, hist_phase, hist_sec = [], [], [], []
     total_epochs = sum(p.max_epochs for p in phases)
@@ -512,7 +410,11 @@ def train_ensemble(
             last = phase == K - 1
             finishing = leave & last
             for i, p in enumerate(params):
-                final_state[i].copy_(_where_trials(finishing, p, final_state[i]))
+                if alive is None:
+                    final_state[i].copy_(_where_trials(finishing, p, final_state[i]))
+                else:
+                    kept = final_state[i][alive]
+                    final_state[i][alive] = _where_trials(finishing, p, kept)
             n_epochs = torch.where(finishing, epoch + 1, n_epochs)
             done = done | finishing
             advancing = leave & ~last
@@ -532,22 +434,60 @@ def train_ensemble(
         tick = now
         phase_host = packed[:T].astype(np.int64)
         done_host = packed[T : 2 * T] > 0.5
-        hist_train.append(packed[2 * T : 3 * T].copy())
-        hist_val.append(packed[3 * T :].copy())
-        hist_phase.append(epoch_phase)
+        hist_train.append(all_trials(packed[2 * T : 3 * T], alive, T_all, np.nan))
+        hist_val.append(all_trials(packed[3 * T :], alive, T_all, np.nan))
+        hist_phase.append(all_trials(epoch_phase, alive, T_all, K - 1))
         if bar is not None:
             bar.update(1)
             bar.set_postfix(
-                train=f"{np.mean(hist_train[-1]):.4f}",
-                val=f"{np.mean(hist_val[-1]):.4f}",
+                train=f"{np.nanmean(hist_train[-1]):.4f}",
+                val=f"{np.nanmean(hist_val[-1]):.4f}",
                 active=int((~done_host).sum()),
             )
         if done_host.all():
             break
+        if compactable and 4 * int(done_host.sum()) >= T:  # a quarter finished: they leave
+            # the last step's graph goes first: autograd keeps each parameter's gradient
+            # accumulator (and its shape) while a graph that reaches it is alive
+            out = task = loss = lb = extra = None  # noqa: F841
+            keep = torch.as_tensor(np.flatnonzero(~done_host), device=device)
+            index = np.arange(T_all) if alive is None else alive.cpu().numpy()
+            gone = index[done_host]
+            epochs_all[gone] = n_epochs.cpu().numpy()[done_host]
+            best_epoch_all[gone] = best_epoch.cpu().numpy()[done_host]
+            if whole is None:
+                whole = keep_members(model, opt, None, T)  # the full buffers, to restore
+            keep_members(model, opt, keep, T)
+            alive = torch.as_tensor(index[~done_host], device=device)
+            T = int(len(keep))
+            phase, done, ep_in_phase = phase[keep], done[keep], ep_in_phase[keep]
+            best, bad, best_epoch, n_epochs = (
+                best[keep],
+                bad[keep],
+                best_epoch[keep],
+                n_epochs[keep],
+            )
+            phase_host, done_host = phase_host[~done_host], done_host[~done_host]
+            best_state = [b[keep] for b in best_state]
+            gens = [gens[k] for k in keep.tolist()]
+            perm = perm[keep]
+            data = data.members(keep)
+            x_flat, y_flat, w_flat, phi_flat, table_rows, base = flatten(data, T)
+            if smooth:
+                cfg = replace(cfg, neighbours=cfg.neighbours[keep])
+            piece_scaled = [(p, scale[keep]) for p, scale in piece_scaled]
     if bar is not None:
         bar.close()
 
     with torch.no_grad():
+        if alive is not None:  # every trial back in the ensemble, at its final weights
+            epochs_all[alive.cpu().numpy()] = n_epochs.cpu().numpy()
+            best_epoch_all[alive.cpu().numpy()] = best_epoch.cpu().numpy()
+            n_epochs = torch.as_tensor(epochs_all)
+            best_epoch = torch.as_tensor(best_epoch_all)
+            keep_members(model, opt, None, T, restore=whole)
+            for i, p in enumerate(params):
+                p.data = final_state[i]
         for i, p in enumerate(params):
             p.copy_(final_state[i])
     model.eval()
