@@ -1,7 +1,9 @@
 """Deploying a fitted PiLiD or PiLiB outside this package.
 
 - :func:`to_onnx` writes one ONNX graph whose outputs equal the estimator's ``predict``,
-  ``predict_proba`` and ``decision_function`` (the ``onnx`` extra: ``pip install -e ".[onnx]"``).
+  ``predict_proba`` and ``decision_function`` (the ``onnx`` extra: ``pip install -e ".[onnx]"``);
+  :func:`onnx_inputs` makes its inputs of a DataFrame, :func:`parity` measures how far its
+  outputs are from the estimator's.
 - :func:`to_table` writes the additive part (Definition 1's piecewise-linear shapes, the
   missing-value contributions and the pair grids) as one JSON file, and :func:`score_table`
   evaluates such a table with NumPy alone.
@@ -16,6 +18,8 @@ import importlib
 
 _HOMES = {
     "to_onnx": "pilid.export.onnx",
+    "onnx_inputs": "pilid.export.onnx",
+    "parity": "pilid.export.onnx",
     "to_table": "pilid.export.table",
     "score_table": "pilid.export.table",
     "read_table": "pilid.export.table",

@@ -1,0 +1,535 @@
+"""One ONNX graph per fitted PiLiD or PiLiB: the user's columns in, ``predict`` /
+``predict_proba`` / ``decision_function`` out (the ``onnx`` extra: ``pip install -e ".[onnx]"``).
+
+`to_onnx` builds the graph in three parts, joined into one:
+
+1. **The columns.** One graph input per column of ``fit`` (named as in ``feature_names_in_``;
+   ``x0``, ``x1``, ... for an array), N rows: a numeric column as ``double`` (NaN: a missing
+   value), a text or category column as ``string``. A string column's levels become the
+   estimator's codes in the graph, with ``ai.onnx.ml``'s ``LabelEncoder``, as
+   `pilid.models.inputs` codes them at prediction: a level of ``categories_`` its position, a
+   level merged by ``min_frequency`` the ``"(infrequent)"`` code, the empty string
+   (`MISSING_TEXT`) a missing value, any other string an unseen level.
+2. **The numeric path** (`NumericPath`, a torch module exported with ``torch.onnx``): the deep
+   part's input (`pilid.train.encoding.deep_input`: standardised values, one-hot levels,
+   missing indicators), Phi in compact form (`pilid.nn.piecewise.phi_compact`, with the
+   characteristic points compared instead of searched, which ONNX lacks), and the fitted
+   networks themselves (`pilid.nn.ensemble.PiLiDEnsemble` of every bag member and class,
+   traced as they are; the additive part's running sum of its slopes, which depends on the
+   parameters alone, computed by torch first, as ONNX's ``CumSum`` rounds differently),
+   averaged as `pilid.models.bagging` averages them and put back in the target's units.
+3. **The outputs.** A regressor: ``predict`` (N,). A classifier: ``label`` (N,; `predict`),
+   ``probabilities`` (N, K; `predict_proba`: the logistic function of the logit, or the
+   softmax of K logits) and ``decision_function`` (N,; or N, K).
+
+Everything is in the graph: onnxruntime alone scores it, from the columns as they came to
+``fit``. `onnx_inputs` turns a DataFrame into its inputs (text as ``str``, a missing level as
+the empty string, numbers as float64).
+"""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from pilid.errors import PilidError
+from pilid.export.table import fitted_model
+
+__all__ = ["MISSING_TEXT", "TOLERANCE", "NumericPath", "onnx_inputs", "parity", "to_onnx"]
+
+#: The string a text column's missing value is given as (NaN or None in pandas).
+MISSING_TEXT = ""
+#: The largest difference from the estimator's own outputs that `to_onnx`'s check accepts,
+#: relative to the outputs' size (at least 1): float32 networks round at about 1e-7.
+TOLERANCE = 1e-5
+#: The ONNX operator sets of the graph: the standard one and ``ai.onnx.ml`` (``LabelEncoder``).
+OPSET, ML_OPSET = 18, 3
+
+
+def _extra(runtime: bool = False):
+    """``onnx`` (with ``runtime``: ``onnxruntime``), or a one-line error naming the extra."""
+    try:
+        import onnx
+
+        if runtime:
+            import onnxruntime  # noqa: F401
+    except ImportError:
+        raise PilidError(
+            'pilid.export.to_onnx needs the onnx extra: pip install -e ".[onnx]" (onnx, '
+            "onnxruntime, onnxscript)"
+        ) from None
+    return onnx
+
+
+class _TracedAdditive(nn.Module):
+    """`pilid.nn.additive.AdditiveEnsemble.forward` with what depends on the parameters alone
+    (the effective slopes, their cumulative sum, each feature's offset in it, the constant)
+    computed by torch once, so that the graph's float32 arithmetic is the estimator's: ONNX's
+    ``CumSum`` adds in another order than torch's."""
+
+    def __init__(self, additive: nn.Module):
+        super().__init__()
+        with torch.no_grad():
+            v, c = additive.effective()
+            cs = torch.cumsum(v, 1)  # as `pilid.nn.additive.piecewise_terms` computes it
+            before = torch.gather(torch.nn.functional.pad(cs, (1, 0)), 1, additive.starts)
+        for name, value in (("v", v), ("cs", cs), ("before", before), ("c", c)):
+            self.register_buffer(name, value.detach().clone())
+        for name in ("nan_value", "unseen_value"):
+            value = getattr(additive, name, None)
+            self.register_buffer(name, None if value is None else value.detach().contiguous())
+
+    def forward(self, phi: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        """The additive output (T, B) from compact Phi ``(col, frac, miss, unseen)``."""
+        col, frac = phi[0], phi[1]
+        T, B, m = col.shape
+        g = col.reshape(T, B * m)
+        at = torch.gather(self.cs, 1, g) - torch.gather(self.v, 1, g) * (
+            1.0 - frac.reshape(T, B * m)
+        )
+        out = (at.view(T, B, m) - self.before.unsqueeze(1)).sum(2) + self.c.unsqueeze(1)
+        missing = None
+        if self.nan_value is not None:
+            missing = phi[2] * self.nan_value.unsqueeze(1)
+        if self.unseen_value is not None:
+            extra = phi[3] * self.unseen_value.unsqueeze(1)
+            missing = extra if missing is None else missing + extra
+        return out if missing is None else out + missing.sum(2)
+
+
+class NumericPath(nn.Module):
+    """The raw output of a fitted PiLiD / PiLiB from its coded rows, as a traceable module.
+
+    ``forward(X)``: `X` (N, m) float64, the estimator's coded rows (`_validate_X`: numbers,
+    category codes, NaN for a missing value, +inf for an unseen level); returns (N, 1), or
+    (N, K) for K > 2 classes, float64: ``y_offset_ + y_scale_ * raw``, i.e. `predict` of a
+    regressor, `decision_function` of a classifier. Every member's network is a copy of the
+    estimator's (in evaluation mode), run as `pilid.estimators.neural.NeuralEstimator._raw`
+    runs it; a bag's members are averaged, K classes stacked.
+    """
+
+    def __init__(self, est):
+        super().__init__()
+        units = est.class_estimators_ if est._multiclass() else [est]
+        modules, self.groups = [], []
+        for unit in units:
+            members = unit.estimators_ if unit._bagged() else [unit]
+            self.groups.append((len(modules), len(members)))
+            modules += [copy.deepcopy(m.module_).eval() for m in members]
+        for module in modules:
+            module.additive = _TracedAdditive(module.additive)
+        self.members = nn.ModuleList(modules)
+        self.dtype = modules[0].additive.v.dtype
+        m = int(est.n_features_in_)
+        missing = np.zeros(m, dtype=bool)
+        if getattr(est, "missing_", None) is not None:
+            missing = np.asarray(est.missing_, dtype=bool)
+        self.register_buffer("x_mean", torch.as_tensor(np.asarray(est.x_mean_, np.float64)))
+        self.register_buffer("x_scale", torch.as_tensor(np.asarray(est.x_scale_, np.float64)))
+        self.register_buffer("missing", torch.as_tensor(missing))
+        self.missing_columns = [int(j) for j in np.flatnonzero(missing)]
+        onehot = getattr(est, "deep_onehot_", None) or ()
+        bins = getattr(est, "deep_bins_", None) or ()
+        self.onehot = [(int(j), np.asarray(levels, np.float64)) for j, levels in onehot]
+        self.bins = [(int(j), np.asarray(edges, np.float64)) for j, edges in bins]
+        replaced = {j for j, _ in self.onehot} | {j for j, _ in self.bins}
+        self.keep = [j for j in range(m) if j not in replaced]
+        knots = est.knots_
+        width = max(len(p) for p in knots.points)
+        points = np.full((m, width), np.inf)  # +inf padding, as `compact_layout`
+        for j, p in enumerate(knots.points):
+            points[j, : len(p)] = p
+        _, lo, inv = knots.layout()
+        self.register_buffer("points", torch.as_tensor(points))
+        self.register_buffer("starts", torch.as_tensor(knots.starts))
+        self.register_buffer("last", torch.as_tensor(knots.n_pieces - 1))
+        self.register_buffer("lo", torch.as_tensor(lo, dtype=torch.float32))
+        self.register_buffer("inv", torch.as_tensor(inv, dtype=torch.float32))
+        self.y_offset, self.y_scale = float(est.y_offset_), float(est.y_scale_)
+
+    def deep_input(self, X: torch.Tensor) -> torch.Tensor:
+        """`pilid.train.encoding.deep_input` of `X` (N, m), in torch."""
+        z = torch.where(torch.isfinite(X), (X - self.x_mean) / self.x_scale, torch.zeros_like(X))
+        parts = [z[:, self.keep]] if len(self.keep) < X.shape[1] else [z]
+        for j, levels in self.onehot:
+            parts.append((X[:, j : j + 1] == torch.as_tensor(levels)[None]).to(X.dtype))
+        for j, edges in self.bins:
+            lo, hi = torch.as_tensor(edges[:-1])[None], torch.as_tensor(edges[1:])[None]
+            code = ((X[:, j : j + 1] - lo) / (hi - lo)).clamp(0.0, 1.0)
+            parts.append(torch.where(torch.isnan(code), torch.zeros_like(code), code))
+        if self.missing_columns:
+            parts.append(torch.isnan(X[:, self.missing_columns]).to(X.dtype))
+        return torch.cat(parts, 1) if len(parts) > 1 else parts[0]
+
+    def phi(self, X: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Compact Phi ``(col, frac, miss, unseen)``, each (1, N, m), as
+        `pilid.estimators.neural.NeuralEstimator._inputs` and `pilid.nn.piecewise.phi_compact`
+        give it (NaN in a feature without missing values in fit read as unseen)."""
+        inf = torch.full_like(X, float("inf"))
+        X = torch.where(torch.isnan(X) & ~self.missing, inf, X)
+        miss, unseen = torch.isnan(X), X == inf
+        k = (self.points.unsqueeze(0) <= X.unsqueeze(2)).sum(2) - 1  # searchsorted(right) - 1
+        k = torch.minimum(k.clamp_min(0), self.last.unsqueeze(0))
+        col = k + self.starts.unsqueeze(0)
+        frac = ((X.to(self.lo.dtype) - self.lo[col]) * self.inv[col]).clamp(0.0, 1.0)
+        none = miss | unseen
+        col = torch.where(none, self.starts.unsqueeze(0).expand_as(col), col)
+        frac = torch.where(none, torch.zeros_like(frac), frac)
+        return col[None], frac[None], miss.to(frac.dtype)[None], unseen.to(frac.dtype)[None]
+
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
+        """``y_offset_ + y_scale_ * raw`` (N, 1 or K), float64."""
+        x = self.deep_input(X).to(self.dtype)[None]
+        phi = self.phi(X)
+        outputs = []
+        for start, count in self.groups:
+            total = None
+            for i in range(start, start + count):
+                raw = self.members[i](x, phi)[0].to(torch.float64)
+                total = raw if total is None else total + raw
+            outputs.append(total / count)
+        return self.y_offset + self.y_scale * torch.stack(outputs, 1)
+
+
+def _export_numeric(path: NumericPath, example: np.ndarray, dynamo: bool):
+    """The numeric path as an ONNX model (input ``X`` (N, m), output ``raw``)."""
+    onnx = _extra()
+    x = torch.as_tensor(example)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the exporters' deprecation and tracer notes
+        if dynamo:
+            program = torch.onnx.export(
+                path,
+                (x,),
+                input_names=["X"],
+                output_names=["raw"],
+                dynamic_shapes=({0: torch.export.Dim("N")},),
+                opset_version=OPSET,
+                dynamo=True,
+                verbose=False,
+            )
+            return program.model_proto
+        buffer = io.BytesIO()
+        torch.onnx.export(
+            path,
+            (x,),
+            buffer,
+            input_names=["X"],
+            output_names=["raw"],
+            dynamic_axes={"X": {0: "N"}, "raw": {0: "N"}},
+            opset_version=OPSET,
+            dynamo=False,
+        )
+    return onnx.load_model_from_string(buffer.getvalue())
+
+
+def _columns(est) -> list[tuple[str, int, list | None]]:
+    """(input name, position, levels or None) per column of fit; a level that is the empty
+    string (`MISSING_TEXT`, a missing value in the graph) raises a one-line error."""
+    names = est._feature_names()
+    categories = getattr(est, "categories_", {})
+    out = []
+    for j, name in enumerate(names):
+        levels = categories.get(j)
+        if levels is not None and any(str(v) == MISSING_TEXT for v in levels):
+            raise PilidError(
+                f"column {name!r} has the empty string as a level, which the ONNX graph reads "
+                "as a missing value; rename that level (e.g. to 'none') and refit"
+            )
+        out.append((name, j, levels))
+    return out
+
+
+def _front(est, onnx) -> tuple[list, list]:
+    """The graph inputs (one per column) and the nodes that make ``numeric/X`` of them."""
+    from onnx import TensorProto, helper
+
+    infrequent = getattr(est, "infrequent_categories_", {})
+    inputs, nodes, parts = [], [], []
+    axis = helper.make_tensor("pilid/axis1", TensorProto.INT64, [1], [1])
+    nodes.append(helper.make_node("Constant", [], ["pilid/axis1"], value=axis))
+    for name, j, levels in _columns(est):
+        column = name
+        if levels is None:
+            inputs.append(helper.make_tensor_value_info(name, TensorProto.DOUBLE, ["N"]))
+        else:
+            inputs.append(helper.make_tensor_value_info(name, TensorProto.STRING, ["N"]))
+            keys = [str(v) for v in levels] + [str(v) for v in infrequent.get(j, ())]
+            codes = list(range(len(levels))) + [len(levels) - 1] * len(infrequent.get(j, ()))
+            nodes.append(
+                helper.make_node(
+                    "LabelEncoder",
+                    [name],
+                    [f"pilid/code{j}"],
+                    domain="ai.onnx.ml",
+                    keys_strings=[*keys, MISSING_TEXT],
+                    values_floats=[float(c) for c in codes] + [float("nan")],
+                    default_float=float("inf"),  # an unseen level (`UNSEEN_CODE`)
+                )
+            )
+            column = f"pilid/column{j}"
+            nodes.append(
+                helper.make_node("Cast", [f"pilid/code{j}"], [column], to=TensorProto.DOUBLE)
+            )
+        nodes.append(helper.make_node("Unsqueeze", [column, "pilid/axis1"], [f"pilid/x{j}"]))
+        parts.append(f"pilid/x{j}")
+    nodes.append(helper.make_node("Concat", parts, ["numeric/X"], axis=1))
+    return inputs, nodes
+
+
+def _classes_tensor(classes: np.ndarray, onnx):
+    values = np.asarray(classes)
+    if values.dtype.kind in "OUS":
+        values = np.array([str(c) for c in values], dtype=object)
+    elif values.dtype.kind in "iu":
+        values = values.astype(np.int64)
+    elif values.dtype.kind == "f":
+        values = values.astype(np.float64)
+    return onnx.numpy_helper.from_array(values, "pilid/classes")
+
+
+def _back(est, onnx) -> tuple[list, list, list]:
+    """The nodes from ``numeric/raw`` to the outputs, their constants, the graph outputs."""
+    from onnx import TensorProto, helper
+
+    const = [
+        helper.make_tensor("pilid/flat", TensorProto.INT64, [1], [-1]),
+        helper.make_tensor("pilid/axis1b", TensorProto.INT64, [1], [1]),
+    ]
+    double = TensorProto.DOUBLE
+    if est._task == "regression":
+        nodes = [helper.make_node("Reshape", ["numeric/raw", "pilid/flat"], ["predict"])]
+        return nodes, const, [helper.make_tensor_value_info("predict", double, ["N"])]
+    classes = _classes_tensor(est.classes_, onnx)
+    const.append(classes)
+    K = len(est.classes_)
+    if K == 2:  # [1 - p, p], p = sigmoid(logit); classes_[1] where the logit > 0
+        nodes = [
+            helper.make_node("Reshape", ["numeric/raw", "pilid/flat"], ["decision_function"]),
+            helper.make_node("Sigmoid", ["decision_function"], ["pilid/p1"]),
+            helper.make_node("Sub", ["pilid/one", "pilid/p1"], ["pilid/p0"]),
+            helper.make_node("Unsqueeze", ["pilid/p0", "pilid/axis1b"], ["pilid/c0"]),
+            helper.make_node("Unsqueeze", ["pilid/p1", "pilid/axis1b"], ["pilid/c1"]),
+            helper.make_node("Concat", ["pilid/c0", "pilid/c1"], ["probabilities"], axis=1),
+            helper.make_node("Greater", ["decision_function", "pilid/zero"], ["pilid/positive"]),
+            helper.make_node("Cast", ["pilid/positive"], ["pilid/index"], to=TensorProto.INT64),
+            helper.make_node("Gather", ["pilid/classes", "pilid/index"], ["label"], axis=0),
+        ]
+        const.append(helper.make_tensor("pilid/one", double, [], [1.0]))
+        const.append(helper.make_tensor("pilid/zero", double, [], [0.0]))
+        shape = ["N"]
+    else:
+        nodes = [
+            helper.make_node("Identity", ["numeric/raw"], ["decision_function"]),
+            helper.make_node("Softmax", ["numeric/raw"], ["probabilities"], axis=1),
+            helper.make_node("ArgMax", ["numeric/raw"], ["pilid/index"], axis=1, keepdims=0),
+            helper.make_node("Gather", ["pilid/classes", "pilid/index"], ["label"], axis=0),
+        ]
+        shape = ["N", K]
+    outputs = [
+        helper.make_tensor_value_info("label", classes.data_type, ["N"]),
+        helper.make_tensor_value_info("probabilities", double, ["N", K]),
+        helper.make_tensor_value_info("decision_function", double, shape),
+    ]
+    return nodes, const, outputs
+
+
+def _expected(est, X) -> dict[str, np.ndarray]:
+    """The estimator's own outputs of `X`, by the graph's output names."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # unseen levels, NaN in features without any in fit
+        if est._task == "regression":
+            return {"predict": est.predict(X)}
+        z = est.decision_function(X)
+        return {
+            "label": est.predict(X),
+            "probabilities": est.predict_proba(X),
+            "decision_function": z,
+        }
+
+
+def parity(model, estimator, X) -> dict[str, float]:
+    """The largest absolute difference, per output, between onnxruntime's outputs of the graph
+    `model` and `estimator`'s own on rows `X` (``label``: the number of rows that differ).
+
+    Parameters
+    ----------
+    model : onnx.ModelProto, bytes or str
+        The graph of `to_onnx` (or its file).
+    estimator : fitted PiLiD or PiLiB estimator
+        The estimator it was exported from.
+    X : DataFrame or array-like
+        The rows, as ``predict`` takes them.
+
+    Returns
+    -------
+    dict of str to float
+        Per output of the graph, the largest absolute difference (``label``: a count).
+    """
+    return _differences(model, fitted_model(estimator, "parity"), X)[0]
+
+
+def _differences(model, est, X) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """`parity` of the fitted `est`, and the estimator's own outputs."""
+    onnx = _extra(runtime=True)
+    import onnxruntime
+
+    data = model.SerializeToString() if isinstance(model, onnx.ModelProto) else model
+    session = onnxruntime.InferenceSession(data, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    got = dict(zip(names, session.run(None, onnx_inputs(session, X))))
+    expected = _expected(est, X)
+    found = {}
+    for name, want in expected.items():
+        if name == "label":
+            differ = np.asarray(got[name]).astype(object) != want.astype(object)
+            found[name] = float(np.sum(differ))
+        else:
+            found[name] = float(np.max(np.abs(got[name] - want), initial=0.0))
+    return found, expected
+
+
+def to_onnx(estimator, X_sample, path=None, *, check: bool = True, dynamo: bool = False):
+    """One ONNX graph of a fitted PiLiD or PiLiB whose outputs equal its own (module docstring).
+
+    Parameters
+    ----------
+    estimator : fitted PiLiD or PiLiB estimator
+        A regressor or classifier (K classes, bags and CV searches included); anything else
+        (a baseline, an unfitted model) raises a one-line `pilid.errors.PilidError`.
+    X_sample : DataFrame or array-like
+        A few rows as ``predict`` takes them: the example the numeric path is traced with and,
+        with `check`, the rows the graph is checked on.
+    path : str, Path or None, default=None
+        Where to save the graph (``.onnx``); None: not saved.
+    check : bool, default=True
+        Score `X_sample` with onnxruntime and compare with the estimator's own outputs: a
+        difference over `TOLERANCE` times the outputs' size (at least 1), or a label that
+        differs, raises a `pilid.errors.PilidError`. The differences found are kept in the
+        graph's metadata (``pilid.parity``).
+    dynamo : bool, default=False
+        Trace with ``torch.onnx``'s torch.export-based exporter (needs onnxscript; several
+        times slower on a bag) instead of its TorchScript one.
+
+    Returns
+    -------
+    onnx.ModelProto
+        The graph: inputs one per column of fit (``double``, or ``string`` for a text or
+        category column), outputs ``predict`` (a regressor) or ``label``, ``probabilities``
+        and ``decision_function`` (a classifier).
+    """
+    onnx = _extra()
+    from onnx import compose, helper
+
+    import pilid
+
+    est = fitted_model(estimator, "to_onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        coded = est._check_fitted_X(X_sample)
+    if coded.shape[0] < 2:  # two rows at least: a batch of one could be traced as fixed
+        coded = np.repeat(coded, 2, axis=0)
+    numeric = compose.add_prefix(_export_numeric(NumericPath(est), coded, dynamo), "numeric/")
+    inputs, front = _front(est, onnx)
+    back, constants, outputs = _back(est, onnx)
+    used = {name for node in back for name in node.input}
+    constants = [c for c in constants if c.name in used]
+    graph = helper.make_graph(
+        [*front, *numeric.graph.node, *back],
+        f"pilid_{type(est).__name__}",
+        inputs,
+        outputs,
+        initializer=[*numeric.graph.initializer, *constants],
+        value_info=list(numeric.graph.value_info),
+    )
+    opsets = {o.domain: o.version for o in numeric.opset_import}
+    opsets[""], opsets["ai.onnx.ml"] = max(opsets.get("", OPSET), OPSET), ML_OPSET
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()],
+        producer_name="pilid",
+        producer_version=pilid.__version__,
+        doc_string=f"{type(est).__name__} exported by pilid.export.to_onnx",
+    )
+    model.ir_version = numeric.ir_version
+    columns = [
+        {"name": name, "type": "double" if levels is None else "string"}
+        for name, _, levels in _columns(est)
+    ]
+    meta = {
+        "pilid.estimator": type(est).__name__,
+        "pilid.columns": json.dumps(columns),
+        "pilid.missing_text": MISSING_TEXT,
+    }
+    onnx.checker.check_model(model)
+    if check:
+        found, expected = _differences(model, est, X_sample)
+        sizes = [np.max(np.abs(v), initial=0.0) for k, v in expected.items() if k != "label"]
+        limit = TOLERANCE * max(1.0, *map(float, sizes))
+        bad = {k: v for k, v in found.items() if v > (0.0 if k == "label" else limit)}
+        if bad:
+            raise PilidError(
+                f"the ONNX graph's outputs differ from {type(est).__name__}'s on X_sample "
+                f"({bad}); please report it with the estimator's parameters"
+            )
+        meta["pilid.parity"] = json.dumps(found)
+    helper.set_model_props(model, meta)
+    if path is not None:
+        onnx.save(model, str(path))
+    return model
+
+
+def onnx_inputs(model, X) -> dict[str, np.ndarray]:
+    """The inputs of a `to_onnx` graph for rows `X`: one array per column, text as ``str``
+    (a missing value as `MISSING_TEXT`), numbers as float64 (NaN: missing).
+
+    Parameters
+    ----------
+    model : onnxruntime.InferenceSession, onnx.ModelProto or str
+        The graph (a session, the model, or its file) whose inputs are filled.
+    X : DataFrame or array-like of shape (n_samples, n_features)
+        The rows, as the estimator's ``predict`` takes them: a DataFrame by column name, an
+        array by position.
+
+    Returns
+    -------
+    dict of str to ndarray
+        ``session.run(None, onnx_inputs(session, X))`` scores them.
+    """
+    if hasattr(model, "get_inputs"):  # an onnxruntime session
+        kinds = [(i.name, i.type == "tensor(string)") for i in model.get_inputs()]
+    else:
+        onnx = _extra()
+        if not isinstance(model, onnx.ModelProto):
+            model = onnx.load(str(model))
+        string = onnx.TensorProto.STRING
+        kinds = [(i.name, i.type.tensor_type.elem_type == string) for i in model.graph.input]
+    names = [name for name, _ in kinds]
+    if not isinstance(X, pd.DataFrame):
+        X = pd.DataFrame(np.asarray(X, dtype=object), columns=names)
+    elif not set(names) <= set(X.columns) and X.shape[1] == len(names):
+        if not all(isinstance(c, str) for c in X.columns):  # no names to go by: by position
+            X = X.set_axis(names, axis=1)
+    lacking = [name for name in names if name not in X.columns]
+    if lacking:
+        shown = ", ".join(repr(n) for n in lacking[:5])
+        raise PilidError(f"X lacks the graph's column(s) {shown}; pass the columns of fit")
+    feeds = {}
+    for name, text in kinds:
+        column = X[name]
+        if text:
+            values = column.astype(object).to_numpy()
+            feeds[name] = np.array(
+                [MISSING_TEXT if pd.isna(v) else str(v) for v in values], dtype=object
+            )
+        else:
+            numbers = pd.to_numeric(column.astype(object))
+            feeds[name] = numbers.to_numpy(dtype=np.float64, na_value=np.nan)
+    return feeds

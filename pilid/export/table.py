@@ -1,0 +1,450 @@
+"""The additive part of a fitted PiLiD or PiLiB as a portable table, scored with NumPy alone.
+
+Eq. (9) of Guo et al., IJCAI 2020 writes the raw output (the prediction of a regressor, the
+logit of a classifier) as ``intercept + sum_j u_j(x_j) + deep part``. `to_table` writes the
+first two terms, the glass-box part, as one plain dict (and, given a path, one JSON file; given
+a folder, one CSV per feature), and `score_table` evaluates such a table on new rows with
+NumPy and pandas alone (no torch, no pilid estimator): its score equals the estimator's
+``intercept + contributions.sum(1)`` of `decompose` (the columns of `explain` other than
+``deep``) to float precision. What the table leaves out, the deep part (the MLP, PiLiB's
+blocks, the pair terms), is `explain`'s ``deep`` column; given rows, `to_table` states its share.
+
+The table (``format`` ``"pilid.table"``, ``version`` 1):
+
+- ``task`` ("regression" or "classification"), ``classes`` (None for a regression),
+  ``outputs``: what each value column adds to (``["prediction"]``; a binary classifier
+  ``["logit of <classes[1]>"]``; K > 2 classes one logit per class, the softmax of which is
+  `predict_proba`), ``intercept`` (a number, or one per class);
+- ``features``, one entry per column of ``fit`` in its order: ``name``, ``kind``, ``monotone``
+  (-1, 0, +1), ``missing`` (the contribution of a missing value: learned when
+  ``missing_learned``, else the feature's average, 0 up to rounding) and
+
+  * ``kind`` "numeric": ``knots`` and ``values`` (u_j at the knots, centred on the training
+    rows). Between two knots u_j is linear, beyond the first or last it is constant (clipped,
+    Definition 2): ``np.interp(x, knots, values)``. A numeric column named in
+    ``categorical_features`` is numeric here too: its knots are its training values.
+  * ``kind`` "categorical": ``levels`` (as given to fit; the lever ``min_frequency``'s
+    ``"(infrequent)"`` among them, its members in ``infrequent``), ``values`` (one per level)
+    and ``unseen`` (a level not seen in fit: the feature's average).
+
+  With K > 2 classes every value is a list of K (one column per class);
+- ``pairs``: the pair terms of PiLiD's ``pairs`` (GA2M's f_ab), each its two features, its
+  grid's nodes and its values there (bilinear between nodes in the features' piece positions,
+  `pilid.nn.pairs`), for reading: they belong to the deep part, whose main effects the
+  purification has moved into the shapes, so `score_table` does not add them;
+- ``deep_share`` (given rows): per output, the variance of `explain`'s ``deep`` column over
+  the variance of the raw output on those rows, and the mean absolute deep part: how much of
+  the prediction the table is not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pilid.errors import PilidError
+
+__all__ = ["FORMAT", "VERSION", "read_table", "score_table", "to_table"]
+
+#: The ``format`` field of every table.
+FORMAT = "pilid.table"
+#: The version of the layout this module writes and reads.
+VERSION = 1
+#: The column of ``score_table(..., terms=True)`` holding the constant (as `explain`'s).
+INTERCEPT = "intercept"
+
+
+# ------------------------------------------------------------------------------ the estimator
+def fitted_model(estimator, what: str):
+    """The fitted PiLiD / PiLiB estimator behind `estimator` (a CV search's refit model);
+    anything else (a baseline, an unfitted or diverged model) raises a one-line `PilidError`
+    naming `what` could not take it."""
+    from pilid.estimators.pilib import PiLiBBase
+    from pilid.estimators.pilid import PiLiDBase
+    from pilid.estimators.pilid_cv import PiLiDClassifierCV, PiLiDRegressorCV
+
+    name = type(estimator).__name__
+    if isinstance(estimator, PiLiDRegressorCV | PiLiDClassifierCV):
+        if "best_estimator_" not in vars(estimator):
+            raise PilidError(f"{name} is not fitted; call fit(X, y) before {what}")
+        estimator = estimator.best_estimator_
+    if not isinstance(estimator, PiLiDBase | PiLiBBase):
+        raise PilidError(
+            f"{what} takes a fitted PiLiD or PiLiB estimator (PiLiDRegressor, PiLiDClassifier, "
+            f"PiLiBRegressor, PiLiBClassifier or a CV search of them); {name} is not one, so it "
+            "cannot be exported"
+        )
+    if "module_" not in vars(estimator):
+        raise PilidError(f"{name} is not fitted; call fit(X, y) before {what}")
+    if getattr(estimator, "diverged_", None):
+        raise PilidError(
+            f"{name} diverged in training ({estimator.diverged_}); refit before {what}"
+        )
+    return estimator
+
+
+def _plain(value):
+    """`value` as JSON holds it: NumPy scalars as Python numbers, anything else not a str,
+    bool, int or float as its text."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def _column(values: np.ndarray, multi: bool):
+    """One value column (n,) or, with K > 2 classes, (n, K), as nested lists of floats."""
+    return np.asarray(values, dtype=np.float64).tolist() if multi else [float(v) for v in values]
+
+
+def _probe(est) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Rows whose contributions are the table's values: per feature its probe points (a numeric
+    feature's knots, a categorical one's level codes) padded with its last one, then a row of
+    NaN (a missing value everywhere) and one of +inf (unseen everywhere)."""
+    knots = est.knots_.points
+    categories = getattr(est, "categories_", {})
+    points = [
+        np.arange(len(categories[j]), dtype=np.float64) if j in categories else np.asarray(p)
+        for j, p in enumerate(knots)
+    ]
+    rows = max(len(p) for p in points)
+    X = np.empty((rows + 2, len(points)))
+    for j, p in enumerate(points):
+        X[: len(p), j] = p
+        X[len(p) : rows, j] = p[-1]
+    X[rows], X[rows + 1] = np.nan, np.inf
+    return X, points
+
+
+def _pair_terms(est, names: list[str]) -> list[dict]:
+    """The pair terms (PiLiD's ``pairs``; none for K > 2 classes): each pair's grid nodes and
+    its values there (the bag's mean), in output units."""
+    from pilid.nn.pairs import DeepWithPairs
+
+    deeps = [m.module_.deep for m in (est.estimators_ if est._bagged() else [est])]
+    if not isinstance(deeps[0], DeepWithPairs):
+        return []
+    terms = deeps[0].pairs
+    pairs = terms.pairs[0].numpy()
+    V = float(est.y_scale_) * np.mean([d.pairs.V[0].detach().double().numpy() for d in deeps], 0)
+    coarse, ratio = terms.coarse[0].numpy(), terms.ratio[0].double().numpy()
+    categories = getattr(est, "categories_", {})
+    out = []
+    for k, (a, b) in enumerate(pairs):
+        nodes = []
+        for j in (int(a), int(b)):
+            at = np.arange(int(coarse[j]) + 1) * float(ratio[j])  # piece positions of the nodes
+            pts = np.asarray(est.knots_.points[j])
+            x = np.interp(at, np.arange(len(pts)), pts)
+            levels = categories.get(j)
+            nodes.append([_plain(levels[int(c)]) for c in x] if levels is not None else x.tolist())
+        grid = V[k, : len(nodes[0]), : len(nodes[1])]
+        out.append(
+            {
+                "features": [names[int(a)], names[int(b)]],
+                "nodes": nodes,
+                "piece_ratio": [float(ratio[int(a)]), float(ratio[int(b)])],
+                "values": grid.tolist(),
+            }
+        )
+    return out
+
+
+def _outputs(est) -> list[str]:
+    if est._task == "regression":
+        return ["prediction"]
+    if len(est.classes_) == 2:
+        return [f"logit of {_plain(est.classes_[1])}"]
+    return [f"logit of {_plain(c)}" for c in est.classes_]
+
+
+def _deep_share(est, X) -> list[dict]:
+    """Per output, the deep part's share of the raw output on rows `X` (`explain`'s columns)."""
+    intercept, contrib, deep = est.decompose(X)
+    n = contrib.shape[0]
+    raw = np.asarray(intercept) + contrib.sum(1) + (0.0 if deep is None else deep)
+    deep = np.zeros_like(raw) if deep is None else deep
+    raw, deep = raw.reshape(n, -1), deep.reshape(n, -1)
+    shares = []
+    for k in range(raw.shape[1]):
+        total = float(np.var(raw[:, k]))
+        shares.append(
+            {
+                "rows": int(n),
+                "variance_share": float(np.var(deep[:, k]) / total) if total > 0 else 0.0,
+                "mean_abs_deep": float(np.mean(np.abs(deep[:, k]))),
+                "output_std": math.sqrt(total),
+            }
+        )
+    return shares
+
+
+def to_table(estimator, path=None, *, X=None, csv_dir=None) -> dict:
+    """The additive part of a fitted PiLiD or PiLiB as a table (module docstring).
+
+    Parameters
+    ----------
+    estimator : fitted PiLiD or PiLiB estimator
+        A regressor or classifier (K classes, bags and CV searches included); a baseline or an
+        estimator without the additive part raises a one-line `pilid.errors.PilidError`.
+    path : str, Path or None, default=None
+        Where to write the table as JSON (None: not written).
+    X : array-like or DataFrame or None, default=None
+        Rows on which to state the deep part's share (``deep_share``); None: not stated
+        (``explain(X)["deep"]`` gives it for any rows).
+    csv_dir : str, Path or None, default=None
+        A folder to write one CSV per feature into (its knots or levels and values, then its
+        missing and unseen rows) and ``intercept.csv``; None: none.
+
+    Returns
+    -------
+    dict
+        The table: JSON-ready (numbers, strings, lists), readable back with `read_table` and
+        scored with `score_table`.
+    """
+    import pilid
+
+    est = fitted_model(estimator, "to_table")
+    names = est._feature_names()
+    probe, points = _probe(est)
+    _, contrib, _ = est._decompose(probe)  # (rows, m) or (rows, m, K): the model's own values
+    multi = contrib.ndim == 3
+    missing = np.asarray(getattr(est, "missing_", np.zeros(len(names))), dtype=bool)
+    monotone = getattr(est, "monotone_constraints_", np.zeros(len(names), dtype=np.int64))
+    categories = getattr(est, "categories_", {})
+    infrequent = getattr(est, "infrequent_categories_", {})
+    features = []
+    for j, name in enumerate(names):
+        values = contrib[: len(points[j]), j]
+        entry = {"name": name}
+        if j in categories:
+            entry.update(kind="categorical", levels=[_plain(v) for v in categories[j]])
+        else:
+            entry.update(kind="numeric", knots=[float(v) for v in points[j]])
+        entry["values"] = _column(values, multi)
+        entry["missing"] = _column(contrib[-2:-1, j], multi)[0]
+        entry["missing_learned"] = bool(missing[j])
+        if j in categories:
+            entry["unseen"] = _column(contrib[-1:, j], multi)[0]
+            if j in infrequent:
+                entry["infrequent"] = [_plain(v) for v in infrequent[j]]
+        entry["monotone"] = int(monotone[j])
+        features.append(entry)
+    classes = getattr(est, "classes_", None) if est._task == "classification" else None
+    intercept = est.intercept_
+    table = {
+        "format": FORMAT,
+        "version": VERSION,
+        "estimator": type(est).__name__,
+        "pilid_version": pilid.__version__,
+        "task": est._task,
+        "classes": None if classes is None else [_plain(c) for c in classes],
+        "outputs": _outputs(est),
+        "intercept": np.asarray(intercept, dtype=np.float64).tolist()
+        if multi
+        else float(intercept),
+        "features": features,
+        "pairs": _pair_terms(est, names) if not multi else [],
+        "deep_share": None if X is None else _deep_share(est, X),
+    }
+    if path is not None:
+        Path(path).write_text(json.dumps(table, indent=1, allow_nan=False), encoding="utf-8")
+    if csv_dir is not None:
+        write_csv(table, csv_dir)
+    return table
+
+
+# ---------------------------------------------------------------------- reading and scoring
+def read_table(path) -> dict:
+    """A table written by `to_table` (its JSON file), checked: a file of another format or a
+    later version raises a one-line `pilid.errors.PilidError`.
+
+    Parameters
+    ----------
+    path : str or Path
+        The JSON file.
+
+    Returns
+    -------
+    dict
+        The table, as `to_table` returned it.
+    """
+    try:
+        table = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise PilidError(f"{path} is not JSON ({error}); pass a file written by to_table") from None
+    return _checked(table, str(path))
+
+
+def _checked(table, where: str = "the table") -> dict:
+    if not isinstance(table, dict) or table.get("format") != FORMAT:
+        raise PilidError(
+            f"{where} is not a pilid table (format {FORMAT!r}); write one with to_table"
+        )
+    if int(table.get("version", 0)) > VERSION:
+        raise PilidError(
+            f"{where} has version {table['version']}, newer than this pilid reads ({VERSION}); "
+            "update pilid"
+        )
+    return table
+
+
+def _frame(table: dict, X) -> pd.DataFrame:
+    """`X` as a DataFrame with the table's features as columns, in order (by name for a
+    DataFrame, by position for an array)."""
+    names = [f["name"] for f in table["features"]]
+    if isinstance(X, pd.DataFrame):
+        lacking = [n for n in names if n not in X.columns]
+        if lacking and [str(c) for c in X.columns] != names and X.shape[1] == len(names):
+            lacking = []  # columns without the names (e.g. 0, 1, ...): by position
+            X = X.set_axis(names, axis=1)
+        if lacking:
+            shown = ", ".join(repr(n) for n in lacking[:5])
+            raise PilidError(f"X lacks the table's column(s) {shown}; pass the columns of fit")
+        return X[names]
+    arr = np.asarray(X, dtype=object)
+    if arr.ndim == 1:
+        arr = arr[None]
+    if arr.ndim != 2 or arr.shape[1] != len(names):
+        raise PilidError(
+            f"X has shape {arr.shape}; the table has {len(names)} features: pass (n, {len(names)})"
+        )
+    return pd.DataFrame(arr, columns=names)
+
+
+def _contribution(feature: dict, column: pd.Series) -> np.ndarray:
+    """One feature's contributions to the rows of `column`: (n,) or (n, K)."""
+    values = np.asarray(feature["values"], dtype=np.float64)
+    missing = np.asarray(feature["missing"], dtype=np.float64)
+    if feature["kind"] == "numeric":
+        try:
+            numbers = pd.to_numeric(column.astype(object))
+        except (TypeError, ValueError):
+            raise PilidError(
+                f"column {feature['name']!r} holds values that are not numbers; it was numeric "
+                "in fit: convert it (NaN is a missing value)"
+            ) from None
+        x = numbers.to_numpy(dtype=np.float64, na_value=np.nan)
+        knots = np.asarray(feature["knots"], dtype=np.float64)
+        if values.ndim == 1:
+            out = np.interp(x, knots, values)
+        else:
+            out = np.column_stack(
+                [np.interp(x, knots, values[:, k]) for k in range(values.shape[1])]
+            )
+        nan = np.isnan(x)
+        out[nan] = missing
+        return out
+    levels = pd.Index(feature["levels"])
+    codes = levels.get_indexer(column.astype(object))
+    members = feature.get("infrequent")
+    if members:
+        codes[column.isin(members).to_numpy()] = len(levels) - 1
+    out = values[np.maximum(codes, 0)]
+    absent = codes < 0
+    if absent.any():
+        na = column.isna().to_numpy()
+        out[absent & na] = missing
+        out[absent & ~na] = np.asarray(feature["unseen"], dtype=np.float64)
+    return out
+
+
+def score_table(table, X, terms: bool = False):
+    """The additive part of a table's model on rows `X`, with NumPy and pandas alone.
+
+    Parameters
+    ----------
+    table : dict, str or Path
+        A table from `to_table` (or its JSON file).
+    X : DataFrame or array-like of shape (n_samples, n_features)
+        The rows, as the estimator's ``predict`` takes them: a DataFrame by column name (text
+        columns as text, NaN or None for a missing value), an array by position.
+    terms : bool, default=False
+        False: the score; True: its parts, as `explain` lays them out without ``deep``.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,) or (n_samples, K), or DataFrame
+        ``intercept + sum_j u_j(x_j)`` in output units (the target's, or logits), equal to the
+        estimator's ``intercept + contributions.sum(1)`` (`decompose`) to float precision;
+        with K > 2 classes one column per class. ``terms=True``: one column per feature and
+        ``intercept`` (K > 2 classes: a (``class``, row) MultiIndex, as `explain`).
+    """
+    if not isinstance(table, dict):
+        table = read_table(table)
+    table = _checked(table)
+    frame = _frame(table, X)
+    parts = [_contribution(f, frame.iloc[:, j]) for j, f in enumerate(table["features"])]
+    intercept = np.asarray(table["intercept"], dtype=np.float64)
+    n = len(frame)
+    if not terms:
+        total = np.broadcast_to(intercept, (n, *intercept.shape)).copy()
+        for part in parts:
+            total += part
+        return total
+    index = X.index if isinstance(X, pd.DataFrame) else None
+    names = [f["name"] for f in table["features"]]
+
+    def layout(k=None):
+        columns = {name: (p if k is None else p[:, k]) for name, p in zip(names, parts)}
+        columns[INTERCEPT] = np.full(n, float(intercept if k is None else intercept[k]))
+        return pd.DataFrame(columns, index=index)
+
+    if intercept.ndim == 0:
+        return layout()
+    blocks = [layout(k) for k in range(len(intercept))]
+    return pd.concat(blocks, keys=table["classes"], names=["class", None])
+
+
+# ------------------------------------------------------------------------------- spreadsheets
+def write_csv(table: dict, folder) -> list[Path]:
+    """One CSV per feature of `table` (``<position>_<name>.csv``: its knots or levels and
+    values, then a ``(missing)`` row and, for a categorical feature, an ``(unseen)`` row) and
+    ``intercept.csv`` into `folder` (made if needed); returns the files written.
+
+    Parameters
+    ----------
+    table : dict
+        A table from `to_table`.
+    folder : str or Path
+        Where the files go.
+
+    Returns
+    -------
+    list of Path
+        The files, ``intercept.csv`` first.
+    """
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    outputs = table["outputs"]
+    heads = ["value"] if len(outputs) == 1 else [f"value ({o})" for o in outputs]
+
+    def rows(values) -> np.ndarray:
+        return np.asarray(values, dtype=np.float64).reshape(-1, len(heads))
+
+    intercept = pd.DataFrame(rows([table["intercept"]]), columns=heads)
+    written = [folder / "intercept.csv"]
+    intercept.to_csv(written[0], index=False)
+    for j, feature in enumerate(table["features"]):
+        numeric = feature["kind"] == "numeric"
+        first = "x" if numeric else "level"
+        labels = list(feature["knots"] if numeric else feature["levels"]) + ["(missing)"]
+        values = [feature["values"], [feature["missing"]]]
+        if not numeric:
+            labels.append("(unseen)")
+            values.append([feature["unseen"]])
+        frame = pd.DataFrame(np.vstack([rows(v) for v in values]), columns=heads)
+        frame.insert(0, first, pd.Series(labels, dtype=object))
+        safe = re.sub(r"[^\w.-]+", "_", str(feature["name"])).strip("_") or "feature"
+        path = folder / f"{j:02d}_{safe}.csv"
+        frame.to_csv(path, index=False)
+        written.append(path)
+    return written
