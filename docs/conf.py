@@ -121,6 +121,7 @@ PUBLIC_MODULES = (
     "pilid.errors",
     "pilid.estimators",
     "pilid.baselines",
+    "pilid.export",
 )
 
 
