@@ -31,7 +31,7 @@ from pilid.schema import (
     whole_number_keys,
 )
 
-GROUPS = ("data", "model", "experiment")
+GROUPS = ("data", "model", "experiment", "logger")
 
 
 def group_options(group: str, conf_dir: Path = CONF_DIR) -> list[str]:
@@ -182,7 +182,7 @@ def yaml_error(error: BaseException, config_dirs: Iterable[Path] = ()) -> PilidE
             types = section_fields(section, _schema_name(schema)) or {}
         else:
             types = section_fields("run") if not section else {}
-        valid = [k for k in types if k not in ("name", "regressor", "classifier")]
+        valid = [k for k in types if k not in _NOT_LISTED]
         last = full_key.rpartition(".")[2]
         close = difflib.get_close_matches(last, valid, n=1)
         hint = f"did you mean {close[0]}? " if close else ""
@@ -219,7 +219,9 @@ def _schema_name(schema: Any) -> str | None:
 
 
 # -- schema ------------------------------------------------------------------------------------
-SECTIONS = ("model", "data", "train")
+#: Keys of a section that name it or its class rather than a setting: not listed as valid keys.
+_NOT_LISTED = ("name", "regressor", "classifier", "_target_")
+SECTIONS = ("model", "data", "train", "logger")
 
 
 @lru_cache(maxsize=64)
@@ -291,10 +293,16 @@ def unknown_key_message(section: str | None, key: str, config: Mapping[str, Any]
         return f"unknown key {key!r} at the top level; valid keys: {', '.join(valid)}"
     types = section_types(config, section) or {}
     node = config.get(section)
+    if section == "logger" and not (isinstance(node, Mapping) and node.get("name")):
+        options = "|".join(group_options("logger"))
+        return (
+            f"logger.{key} is set but no logger is chosen (logger is null by default); add "
+            f"logger=<{options}>, e.g. logger=mlflow logger.{key}=<value>"
+        )
     what = f"{section} {node.get('name')!r}" if section != "train" else "train"
     return (
         f"unknown key {section}.{key} for {what}; valid keys: "
-        f"{', '.join(k for k in types if k not in ('name', 'regressor', 'classifier'))} (check "
+        f"{', '.join(k for k in types if k not in _NOT_LISTED)} (check "
         f"the spelling: "
         f"{section}.<key>=<value>)"
     )
@@ -370,6 +378,16 @@ def check_config(cfg: DictConfig | Mapping[str, Any]) -> None:
     ):
         raise PilidError(f"train.n_jobs={n_jobs!r} is invalid; use auto or a whole number >= 1")
     _check_model(cfg)
+    _check_logger(cfg)
+
+
+def _check_logger(cfg: Mapping[str, Any]) -> None:
+    """``logger``: None (no tracking) or a tracker that can work (its class imports, takes the
+    config's keys and finds its package: ``logger=mlflow`` without MLflow stops here, before
+    anything trains)."""
+    from pilid.experiments.tracking import check_logger
+
+    check_logger(cfg.get("logger"))
 
 
 def _check_unset(cfg: Mapping[str, Any]) -> None:

@@ -4,7 +4,8 @@
 of ``conf/config.yaml``), skips the trials already in the results store, trains the missing
 ones (in fixed blocks trained as one ensemble, one by one, or in one-thread worker
 processes), writes one record per finished trial at once, and returns the ``mean ± std``
-summary over the trials.
+summary over the trials. With a ``logger`` (``logger=mlflow``) the summary then goes to the
+tracker too (`pilid.experiments.tracking`), after the trials are in the store.
 
 Same numbers after a resume: a neural model's trials train in blocks fixed by trial index
 (``plan_blocks``), on one thread per block on the CPU, and a resume retrains the whole block a
@@ -49,6 +50,7 @@ from pilid.experiments.setting import (
     table_identity,
 )
 from pilid.experiments.store import ResultStore, records_in
+from pilid.experiments.tracking import tracker_from_config
 
 
 def run_setting(cfg: DictConfig | Mapping[str, Any]) -> Summary:
@@ -73,6 +75,7 @@ def run_setting(cfg: DictConfig | Mapping[str, Any]) -> Summary:
     config = normalize_config(config)
     config["data"] = table_identity(config["data"])  # a table: its name and its file's sha256
     sid = setting_id(config)
+    tracker = tracker_from_config(config.get("logger"))  # None: off (the default)
     store = ResultStore(records_in(config["results_dir"]))
     store.check_writable()
     label = setting_label(config)
@@ -93,7 +96,10 @@ def run_setting(cfg: DictConfig | Mapping[str, Any]) -> Summary:
                 signum = getattr(stop, "signum", signal.SIGINT)
                 done = len(store.done_trials(sid) & set(range(trials)))
                 raise RunInterrupted(done, trials, int(signum)) from None
-    return summarize(store, sid, trials, label, ran=ran)
+        summary = summarize(store, sid, trials, label, ran=ran)
+        if tracker is not None:  # after the trials are stored; under the lock: logged once
+            tracker.log_setting(config, summary, artifact_dir(store.root, sid), label)
+    return summary
 
 
 # -- training ----------------------------------------------------------------------------------
@@ -442,6 +448,7 @@ MODEL_LIBRARIES = {
     "lightgbm": "lightgbm",
     "aplr": "aplr",
     "pygam": "pygam",
+    "pytabkit": "pytabkit",
 }
 
 

@@ -8,7 +8,8 @@ from 5 to 20 reuses the first 5 trials. ``train.batched``/``train.trials_per_bat
 ``train.n_jobs`` are left out: they say how the trials are laid out over processes, which
 changes wall time (``n_jobs``) or at most the float rounding (``batched``, ``trials_per_batch``,
 recorded in each record's ``layout``), not what is computed. ``data.verify`` and
-``data.download`` only say how the data file is checked and fetched.
+``data.download`` only say how the data file is checked and fetched. ``logger`` only says where
+the setting's summary is also sent (an MLflow run).
 
 A key added after records existed is left out while it holds the value that computes exactly
 what was computed before it existed (``KEYS_ADDED_AT_IDENTITY``, e.g. ``model.n_bags=1``: one
@@ -48,6 +49,7 @@ BOOKKEEPING_KEYS = (
     "gamma",  # the shortcut; model.gamma (where the model has one) carries the value
     "experiment_name",
     "experiment",
+    "logger",  # where the setting's summary is also tracked (pilid.experiments.tracking)
     "hydra",
 )
 #: Keys under ``train`` that do not change a trial's result.
