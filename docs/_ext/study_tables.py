@@ -387,7 +387,9 @@ def build(view: str, path: str, options: dict) -> Table:
     def other(key: str) -> pd.DataFrame:
         if not options.get(key):
             raise ValueError(f"view {view} needs :{key}: (a CSV path)")
-        return read(options[key])
+        # a suite's CSV (dev_suite.py's, uci_new_splits.py's, a rerun): its first seed at the
+        # library's defaults, one row per (table, split, model), as the lever study reads it
+        return script("dev_suite").first_seed(read(options[key]))
 
     if view == "pivot":
         return pivot(
@@ -404,6 +406,8 @@ def build(view: str, path: str, options: dict) -> Table:
         return suite_summary(frame, digits)
     if view == "suite-verdict":
         return suite_verdict(frame)
+    if view in ("drift", "drift-verdict"):
+        frame = script("dev_suite").first_seed(frame)
     if view == "drift":
         return drift(frame, other("against"))
     if view == "drift-verdict":

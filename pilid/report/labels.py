@@ -18,7 +18,7 @@ LOWER_IS_BETTER = {**TASK_LOWER_IS_BETTER, "r2": False}
 MODEL_ORDER = (
     *("pilid", "pilib", "mlp", "nit", "svm", "rf", "linear", "ga", "gam", "ga2m"),
     *("ebm", "pilid_lib", "pilib_lib"),
-    *("aplr", "lightgbm"),
+    *("aplr", "lightgbm", "realmlp", "tabm"),
 )
 #: Each built-in model's row label (`model_label` also knows the classification label of
 #: `linear`); a model of the user's own config directory is labelled by its config name.
@@ -39,6 +39,8 @@ MODEL_LABELS = {
     # today's peers (Table 3+; not in the paper)
     "lightgbm": "LightGBM",
     "aplr": "APLR",
+    "realmlp": "RealMLP",
+    "tabm": "TabM",
 }
 #: Where a model's classification row has another name than its regression row.
 CLASSIFICATION_LABELS = {"linear": "Logistic Regression"}
