@@ -230,3 +230,22 @@ def test_finished_members_leave_the_ensemble_and_end_as_they_would(monkeypatch, 
         assert a.n_epochs_ == b.n_epochs_ and a.best_epoch_ == b.best_epoch_
         for curve in ("train_loss", "val_loss"):
             np.testing.assert_allclose(a.history_[curve], b.history_[curve], rtol=tol, atol=0)
+
+
+def test_a_large_table_keeps_monotone_shapes_and_missing_values(monkeypatch):
+    """Beyond SAMPLE_ROWS the start and purification are solved matrix-free on a sample; the
+    constraints and the missing-value contributions hold there as on the dense path."""
+    monkeypatch.setattr(batched, "SAMPLE_ROWS", 250)
+    X, y = _table(n=700, m=3, seed=4)
+    est = PiLiDRegressor(
+        random_state=0, epochs=4, n_bags=3, gamma=8, monotone_constraints={0: 1}
+    ).fit(X, y)
+    grid = np.linspace(-1, 1, 41)
+    probe = np.zeros((41, 3))
+    probe[:, 0] = grid
+    contributions = est.decompose(probe)[1][:, 0]
+    assert np.all(np.diff(contributions) >= -1e-9)  # increasing in feature 0
+    with_nan = X[:5].copy()
+    with_nan[:, 1] = np.nan
+    assert np.all(np.isfinite(est.predict(with_nan)))
+    assert float(np.mean((est.predict(X) - y) ** 2)) < float(np.var(y))

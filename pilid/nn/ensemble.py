@@ -98,7 +98,13 @@ class PiLiDEnsemble(nn.Module):
 
     @torch.no_grad()
     def purify_(
-        self, x: torch.Tensor, phi, chunk: int = 8192, weights=None, roughness=None
+        self,
+        x: torch.Tensor,
+        phi,
+        chunk: int = 8192,
+        weights=None,
+        roughness=None,
+        matrix_free: bool = False,
     ) -> None:
         """Move the deep part's main effect into the additive part (generalised fANOVA).
 
@@ -115,7 +121,8 @@ class PiLiDEnsemble(nn.Module):
         noise of the MLP's main effect (and of the interactions' sample projection) into the
         shapes. A Phi wider than `pilid.nn.least_squares.DENSE_COLUMNS` columns is projected
         matrix-free (`pilid.nn.least_squares.ridge_solve_compact`; monotone features' columns held
-        at 0), in memory linear in P.
+        at 0), in memory linear in P; so is any Phi with `matrix_free` (the rows of a large
+        table's sample: work linear in the rows, not in P squared).
         """
         if self.additive is None or self.deep is None:
             return
@@ -145,7 +152,7 @@ class PiLiDEnsemble(nn.Module):
             if miss is not None and shift_nan is not None:
                 lacking = torch.nonzero(miss[t].any(0)).flatten()
             rows = None if weights is None else weights[t : t + 1]
-            if P > DENSE_COLUMNS:  # a wide Phi: matrix-free, memory linear in P
+            if P > DENSE_COLUMNS or matrix_free:  # matrix-free, memory linear in P
                 extra = None if lacking is None else miss[t][:, lacking][None]
                 one = slice(t, t + 1)
                 design = CompactPhi(col[one], frac[one], feature[one], mask[one], extra)

@@ -77,12 +77,15 @@ def _build_additive(
     data: EnsembleData,
     layout: tuple[torch.Tensor, torch.Tensor],
     roughness: torch.Tensor | None = None,
+    matrix_free: bool = False,
 ):
     """Algorithm 1, step 2: the additive part of every trial, least squares or Gaussian, on
     `layout` (`piece_layout`); `roughness` (T, P - 1; `difference_penalty`'s band, None: no
     ``smoothness``) makes the least-squares start a penalised one (P-splines'). A Phi wider
     than `pilid.nn.least_squares.DENSE_COLUMNS` columns is solved matrix-free from compact Phi
-    (`pilid.nn.least_squares.CompactPhi`), so memory stays linear in the pieces."""
+    (`pilid.nn.least_squares.CompactPhi`), so memory stays linear in the pieces; so is any Phi
+    with `matrix_free` (a sample of a large table: work linear in its rows, not in the pieces
+    squared)."""
     T = len(preps)
     m = preps[0].X.shape[1]
     P = max(p.knots.n_columns for p in preps)
@@ -99,7 +102,7 @@ def _build_additive(
             index = torch.tensor([p.class_index for p in preps], device=data.y.device)
             target = 2.0 * (data.y == index[:, None]).to(data.y.dtype) - 1.0
         col, frac = data.phi[0], data.phi[1]
-        wide = P > DENSE_COLUMNS  # solved matrix-free from compact Phi (memory linear in P)
+        wide = P > DENSE_COLUMNS or matrix_free  # solved matrix-free from compact Phi
         ws, bs = [], []
         for t in range(T):  # one trial's Phi (dense: n x P) at a time
             column_names = [names[j] for j in feature[t].tolist()]

@@ -202,6 +202,7 @@ def _fit_group(
     cfg = replace(est0._train_config(T), piece_steps=piece_steps, epoch_rows=SAMPLE_ROWS)
     data = data.sample_validation(SAMPLE_ROWS, seeds)
     sample = data.stacked(SAMPLE_ROWS, seeds)  # what the once-per-fit work reads
+    large = data.shape[1] > SAMPLE_ROWS  # its least squares then matrix-free: linear in rows
     additive, roughness = None, None
     if est0._has_additive:
         _check_phi_finite(data, _column_names(est0, preps[0].X.shape[1]))
@@ -210,7 +211,7 @@ def _fit_group(
             # many pieces held smooth are a resolution: steps that do not grow with it
             cfg = replace(cfg, neighbours=neighbour_pieces(preps, *layout))
             roughness = difference_penalty(cfg.neighbours, cfg.smoothness)
-        additive = _build_additive(est0, preps, sample, layout, roughness)
+        additive = _build_additive(est0, preps, sample, layout, roughness, large)
     deep = with_pairs(est0._build_deep(deep_width(preps[0]), seeds), preps)  # `deep_columns`
     model = PiLiDEnsemble(additive, deep, T).to(device)
     result = train_ensemble(model, data, est0._phases(), cfg, seeds)
@@ -226,7 +227,9 @@ def _fit_group(
         retry = [t for t in range(T) if diverged[t] is not None]
     if getattr(est0, "purify", False) and additive is not None and deep is not None:
         # with smoothness the moved main effects are held as smooth as the shapes
-        model.purify_(sample.x, sample.phi, weights=sample.w, roughness=roughness)
+        model.purify_(
+            sample.x, sample.phi, weights=sample.w, roughness=roughness, matrix_free=large
+        )
     for t, (est, prep) in enumerate(zip(ests, preps)):
         if t in retry:
             continue
