@@ -3,6 +3,7 @@
     python benchmarks/bench_scale.py                          # N = 10k, 100k, 1M; cap 900 s
     python benchmarks/bench_scale.py --quick                  # N = 2,000, 20,000; cap 120 s
     python benchmarks/bench_scale.py --categorical --out scale.csv --device cuda --threads 16
+    python benchmarks/bench_scale.py --categorical-only --rows 10000 100000   # the text table
     python benchmarks/bench_scale.py --rows 2000 5000 --cap 120 --threads 1 --models pilid
 
 Each (table, N, model) is fitted in its own process: this script again, in its hidden ``--one``
@@ -405,6 +406,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--categorical", action="store_true", help="also the table with 5 text columns"
     )
+    parser.add_argument(
+        "--categorical-only", action="store_true", help="only the table with 5 text columns"
+    )
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument(
         "--threads", type=int, help="torch/BLAS threads and n_jobs per fit (default: all cores)"
@@ -456,7 +460,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     env = _child_env(threads)
     rows = []
-    for categorical in (False, True) if args.categorical else (False,):
+    tables = (False, True) if args.categorical else (False,)
+    for categorical in (True,) if args.categorical_only else tables:
         for n in ns:
             for name in args.models:
                 row = {

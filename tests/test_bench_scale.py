@@ -264,3 +264,35 @@ def test_a_missing_library_is_printed_not_installed_and_the_run_goes_on(bench, t
     assert table["status"].tolist() == ["not installed"] * 4
     assert table["rows"].tolist() == [100, 100, 200, 200]
     assert table["model"].tolist() == ["lightgbm", "ebm"] * 2
+
+
+@pytest.fixture(scope="module")
+def busy():
+    path = SCRIPT.parent / "bench_busy_core.py"
+    spec = importlib.util.spec_from_file_location("bench_busy_core_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_busy_core_ratio_is_busy_over_alone_and_a_bound_when_capped(busy):
+    alone = {"status": "ok", "fit_s": 20.0}
+    assert busy.ratio(alone, {"status": "ok", "fit_s": 30.0}, cap=100) == "1.50"
+    assert busy.ratio(alone, {"status": "capped", "fit_s": None}, cap=100) == "> 5.00"
+    assert busy.ratio({"status": "failed", "fit_s": None}, alone, cap=100) == "-"
+
+
+@pytest.mark.slow
+def test_busy_core_fit_runs_beside_a_spinning_process_and_stops_it(busy):
+    """A LightGBM fit of 400 rows beside the spinner: the spinner lives during the fit only."""
+    psutil = pytest.importorskip("psutil")
+
+    before = {p.pid for p in psutil.process_iter()}
+    row = busy.fit("lightgbm", 400, threads=1, cap=120, busy=True)
+    assert row["status"] == "ok" and row["beside"] == "busy core" and row["fit_s"] > 0
+    spinners = [
+        p
+        for p in psutil.process_iter(["pid", "cmdline"])
+        if p.info["pid"] not in before and "while True" in " ".join(p.info["cmdline"] or [])
+    ]
+    assert not spinners
