@@ -196,7 +196,7 @@ TRAINING: tuple[Hyperparameter, ...] = (
         where="train",
         paper=100,
         doc="upper bound on the epochs of Algorithm 1, step 3 (the paper gives none; an epoch is "
-        "a pass over the training rows, or the next 32,768 rows of one on a larger table)",
+        "a pass over the training rows, or the next 65,536 rows of one on a larger table)",
     ),
     Hyperparameter(
         name="batch_size",

@@ -201,9 +201,9 @@ def test_cpu_threads_leave_out_the_cores_other_processes_keep_busy(monkeypatch):
     ],
 )
 def test_finished_members_leave_the_ensemble_and_end_as_they_would(monkeypatch, task, params):
-    """Members that stopped early leave the computation; every member ends as it would have
-    (bit for bit where the loss is a square; a log-loss's vectorised exp and log may round the
-    last bit of an element differently when the ensemble holds fewer members)."""
+    """Members that stopped early leave the computation; every member ends as it would have (on
+    these small tables bit for bit on squared loss; a log-loss's vectorised exp and log may round
+    the last bit of an element differently when the ensemble holds fewer members)."""
     import pilid.train.trainer as trainer
 
     X, y = _table(n=500, m=4, seed=2)

@@ -59,13 +59,18 @@ def deep_width(prep: Prepared) -> int:
     return deep_columns(prep.X.shape[1], prep.missing, prep.onehot, prep.bins)
 
 
-#: Rows per trial beyond which a fit's costs stop growing with the table (beyond the paper):
-#: on a larger table the work done once per fit (the least-squares start of Algorithm 1,
-#: step 2, purification, the divergence check) reads a sample of this many rows per trial
-#: (`EnsembleData.stacked`), early stopping's validation loss a sample of this many
-#: validation rows (`EnsembleData.sample_validation`), and an epoch is this many rows of the
-#: current pass (`TrainConfig.epoch_rows`). Up to it, every row is read as before.
+#: Rows per trial beyond which the work done once per fit stops growing with the table (beyond
+#: the paper): on a larger table it (the least-squares start of Algorithm 1, step 2, solved
+#: matrix-free, purification, the divergence check) reads a sample of this many rows per
+#: trial (`EnsembleData.stacked`), and early stopping's validation loss a sample of this many
+#: validation rows (`EnsembleData.sample_validation`). Up to it, every row is read as before.
 SAMPLE_ROWS = 32_768
+#: Rows of an epoch on a table larger than this (beyond the paper; `TrainConfig.epoch_rows`):
+#: the next this many rows of the current pass, so early stopping reads the validation loss as
+#: often in rows on any table and can end training before a full pass of a large one. Twice
+#: `SAMPLE_ROWS`: epochs of `SAMPLE_ROWS` rows stopped the development suite's largest table
+#: early and cost it accuracy (the documentation's study pages).
+EPOCH_ROWS = 65_536
 
 
 def _shares_table(preps: list[Prepared]) -> bool:
@@ -199,7 +204,7 @@ def _fit_group(
     data = _ensemble_data(preps, device)
     T = len(ests)
     seeds = [p.seed for p in preps]
-    cfg = replace(est0._train_config(T), piece_steps=piece_steps, epoch_rows=SAMPLE_ROWS)
+    cfg = replace(est0._train_config(T), piece_steps=piece_steps, epoch_rows=EPOCH_ROWS)
     data = data.sample_validation(SAMPLE_ROWS, seeds)
     sample = data.stacked(SAMPLE_ROWS, seeds)  # what the once-per-fit work reads
     large = data.shape[1] > SAMPLE_ROWS  # its least squares then matrix-free: linear in rows

@@ -4,8 +4,10 @@ Every trial of an ensemble trains on its own loss and steps, so once some have f
 stopping), the others can train on without them: every parameter, buffer and optimiser state
 keeps the rows of the trials still training (`keep_members`), and the trainer puts the
 finished trials' final weights back at the end. The trials still training take the same steps
-as in the whole ensemble (elementwise operations may round a last bit differently when the
-tensors are shorter: vectorised exp and log).
+as in the whole ensemble up to float rounding: a batched matrix product or a vectorised exp or
+log over fewer trials may round a last bit differently, and a trial whose validation loss then
+compares otherwise may stop at another epoch (a rerun of a committed result moves as on another
+processor).
 """
 
 from __future__ import annotations

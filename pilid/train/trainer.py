@@ -16,7 +16,8 @@ float tolerance) the same seed trained alone.
 The step loop never reads a value back to the host; the trainer syncs once per epoch (the
 per-trial losses and phase bookkeeping, for the schedule and the progress bar). Once a quarter
 of the trials still training have finished, they leave the computation
-(`pilid.train.compaction`): the others go on as they would have, at the cost of fewer trials.
+(`pilid.train.compaction`): the others go on as they would have (up to float rounding), at the
+cost of fewer trials.
 """
 
 from __future__ import annotations
