@@ -16,6 +16,7 @@ import pytest
 onnx = pytest.importorskip("onnx")
 onnxruntime = pytest.importorskip("onnxruntime")
 
+from _export_models import BLOCKS, SMALL  # noqa: E402  (tests/_export_models.py)
 from sklearn.datasets import make_friedman1  # noqa: E402
 
 from pilid import (  # noqa: E402
@@ -35,8 +36,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::pilid.models.inputs.UnseenCategoryWarning"),
     pytest.mark.filterwarnings("ignore::pilid.models.inputs.UnseenMissingWarning"),
 ]
-SMALL = dict(epochs=3, batch_size=64, random_state=0, device="cpu")
-BLOCKS = dict(n_blocks=3, block_layers=(4,), warmup_epochs=1, phase1_epochs=3, mask_patience=1)
 #: The issue's bar: onnxruntime's outputs equal the estimator's to this, on every row.
 ATOL = 1e-5
 

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from _export_models import BLOCKS, SMALL  # tests/_export_models.py
 
 from pilid import (
     MLPRegressor,
@@ -33,8 +34,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::pilid.models.inputs.UnseenCategoryWarning"),
     pytest.mark.filterwarnings("ignore::pilid.models.inputs.UnseenMissingWarning"),
 ]
-SMALL = dict(epochs=3, batch_size=64, random_state=0, device="cpu")
-BLOCKS = dict(n_blocks=3, block_layers=(4,), warmup_epochs=1, phase1_epochs=3, mask_patience=1)
 
 
 def _data(n=300, seed=0):
