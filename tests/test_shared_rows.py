@@ -249,3 +249,15 @@ def test_a_large_table_keeps_monotone_shapes_and_missing_values(monkeypatch):
     with_nan[:, 1] = np.nan
     assert np.all(np.isfinite(est.predict(with_nan)))
     assert float(np.mean((est.predict(X) - y) ** 2)) < float(np.var(y))
+
+
+def test_sample_rows_keeps_a_small_table_and_draws_a_seeded_sample_of_a_large_one(monkeypatch):
+    monkeypatch.setattr(batched, "SAMPLE_ROWS", 5)
+    rows = np.array([3, 8, 9, 20, 21])
+    assert np.array_equal(batched.sample_rows(rows, seed=1), rows)
+    many = np.arange(100, 140)
+    a, b = batched.sample_rows(many, seed=1), batched.sample_rows(many, seed=1)
+    assert np.array_equal(a, b) and len(a) == 5 and np.all(np.diff(a) > 0)
+    assert set(a) <= set(many.tolist())
+    assert not np.array_equal(a, batched.sample_rows(many, seed=2))
+    assert np.array_equal(batched.sample_rows(40, seed=1), a - 100)  # a count: positions

@@ -37,9 +37,8 @@ from pilid.nn.piecewise import (
     resolve_gamma,
     valid_gamma,
 )
-from pilid.streams import STREAM_FIT_SAMPLE, trial_rng
 from pilid.train import Phase, Prepared, Trainable, TrainConfig, fit_batched
-from pilid.train.batched import SAMPLE_ROWS
+from pilid.train.batched import SAMPLE_ROWS, sample_rows
 from pilid.train.encoding import deep_input
 from pilid.train.validation import holdout_split
 
@@ -502,8 +501,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         if self.knots_ is not None:  # centred on the fit rows, a sample of a large table's
             X, weight = prep.X, prep.weight
             if len(X) > SAMPLE_ROWS:
-                draw = trial_rng(prep.seed, STREAM_FIT_SAMPLE).permutation(len(X))
-                rows = np.sort(draw[:SAMPLE_ROWS])
+                rows = sample_rows(len(X), prep.seed)
                 X, weight = X[rows], None if weight is None else weight[rows]
             terms, _ = self._terms(X)
             self.contribution_offset_ = weighted_mean_std(terms, weight)[0]

@@ -42,9 +42,9 @@ from pilid.models.monotone import (
 from pilid.models.pair_choice import fast_pairs
 from pilid.models.params import Choice, ParamError, Satisfies, is_whole, sklearn_constraints
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
-from pilid.streams import STREAM_FIT_SAMPLE, STREAM_GRID_ROWS, trial_rng
+from pilid.streams import STREAM_GRID_ROWS, trial_rng
 from pilid.train import Phase
-from pilid.train.batched import SAMPLE_ROWS
+from pilid.train.batched import SAMPLE_ROWS, sample_rows
 from pilid.train.encoding import quantile_bins
 
 __all__ = [
@@ -321,8 +321,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         if weight is not None:  # FAST takes the rows of weight > 0 (it refuses a weight of 0)
             rows, weight = rows[weight > 0], weight[weight > 0]
         if len(rows) > SAMPLE_ROWS:  # a large table: FAST ranks the pairs on a sample of it
-            draw = trial_rng(prep.seed, STREAM_FIT_SAMPLE).permutation(len(rows))
-            keep = np.sort(draw[:SAMPLE_ROWS])
+            keep = sample_rows(len(rows), prep.seed)
             rows, weight = rows[keep], None if weight is None else weight[keep]
         found = fast_pairs(
             prep.X[rows],

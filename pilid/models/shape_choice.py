@@ -39,8 +39,7 @@ from pilid.errors import PilidError
 from pilid.models import bagging
 from pilid.models.pair_choice import AUTO_PAIRS
 from pilid.nn.piecewise import fit_knots
-from pilid.streams import STREAM_FIT_SAMPLE, trial_rng
-from pilid.train.batched import SAMPLE_ROWS
+from pilid.train.batched import sample_rows
 
 __all__ = [
     "CANDIDATES",
@@ -197,16 +196,6 @@ def _bag_outputs(est):
     return est.bag_rows_, lambda b, X: members[b]._raw(X)
 
 
-def _sample_rows(rows: np.ndarray, seed: int) -> np.ndarray:
-    """`rows`, or `SAMPLE_ROWS` of them (in their order) when there are more: a large table's
-    candidates are compared on a sample of its rows, the same for every candidate."""
-    rows = np.asarray(rows)
-    if len(rows) <= SAMPLE_ROWS:
-        return rows
-    draw = trial_rng(seed, STREAM_FIT_SAMPLE).permutation(len(rows))
-    return rows[np.sort(draw[:SAMPLE_ROWS])]
-
-
 def out_of_bag(est, prep) -> tuple[np.ndarray, np.ndarray]:
     """A bag's out-of-bag predictions of its rows (`pilid.models.bagging`): for each training
     row (with ``bag_validation="own"``: each fit row, `pilid.models.bagging.fit_rows`) the mean
@@ -218,7 +207,7 @@ def out_of_bag(est, prep) -> tuple[np.ndarray, np.ndarray]:
         return np.arange(0), np.zeros(0)
     member_rows, raw_of = bag
     train = bagging.fit_rows(prep) if bagging.owns_validation(est) else np.asarray(prep.train_idx)
-    train = _sample_rows(train, prep.seed)
+    train = sample_rows(train, prep.seed)
     width = (len(train), len(est.classes_)) if est._multiclass() else len(train)
     total, count = np.zeros(width), np.zeros(len(train))
     for b, rows in enumerate(member_rows):
@@ -240,7 +229,7 @@ def validation_loss(est, prep) -> float:
     if getattr(est, "diverged_", None):
         return float("inf")
     oob_rows, oob_raw = out_of_bag(est, prep)
-    held = _sample_rows(prep.val_idx, prep.seed)  # rows no member trained on, unless each
+    held = sample_rows(prep.val_idx, prep.seed)  # rows no member trained on, unless each
     # member held out its own (a large table's: a sample, as the training rows out of bag)
     if bagging.owns_validation(est) and _bag_outputs(est) is not None:
         held = np.arange(0)

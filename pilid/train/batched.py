@@ -23,6 +23,7 @@ from pilid.nn.ensemble import PiLiDEnsemble
 from pilid.nn.pairs import DeepWithPairs, PairTerms, coarse_pieces
 from pilid.nn.piecewise import compact_layout, phi_compact
 from pilid.parallel import torch_threads
+from pilid.streams import STREAM_FIT_SAMPLE, trial_rng
 from pilid.train.additive_start import (
     _build_additive,
     _check_phi_finite,
@@ -65,6 +66,20 @@ def deep_width(prep: Prepared) -> int:
 #: trial (`EnsembleData.stacked`), and early stopping's validation loss a sample of this many
 #: validation rows (`EnsembleData.sample_validation`). Up to it, every row is read as before.
 SAMPLE_ROWS = 32_768
+
+
+def sample_rows(rows, seed: int) -> np.ndarray:
+    """`rows` (indices, or a count n for ``arange(n)``), or `SAMPLE_ROWS` of them in their
+    order, drawn from `seed`'s stream `pilid.streams.STREAM_FIT_SAMPLE` (NumPy) when there are
+    more: the rows of a large table that the estimators' once-per-fit work reads (FAST's
+    ranking, the centring of the shapes, the candidates' validation loss)."""
+    rows = np.arange(rows) if isinstance(rows, int | np.integer) else np.asarray(rows)
+    if len(rows) <= SAMPLE_ROWS:
+        return rows
+    draw = trial_rng(seed, STREAM_FIT_SAMPLE).permutation(len(rows))
+    return rows[np.sort(draw[:SAMPLE_ROWS])]
+
+
 #: Rows of an epoch on a table larger than this (beyond the paper; `TrainConfig.epoch_rows`):
 #: the next this many rows of the current pass, so early stopping reads the validation loss as
 #: often in rows on any table and can end training before a full pass of a large one. Twice
