@@ -83,8 +83,8 @@ def sample_rows(rows, seed: int) -> np.ndarray:
 #: Rows of an epoch on a table larger than this (beyond the paper; `TrainConfig.epoch_rows`):
 #: the next this many rows of the current pass, so early stopping reads the validation loss as
 #: often in rows on any table and can end training before a full pass of a large one. Twice
-#: `SAMPLE_ROWS`: epochs of `SAMPLE_ROWS` rows stopped the development suite's largest table
-#: early and cost it accuracy (the documentation's study pages).
+#: `SAMPLE_ROWS`: shorter epochs let early stopping end a table of a few tens of thousands of
+#: rows too soon.
 EPOCH_ROWS = 65_536
 
 
