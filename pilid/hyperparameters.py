@@ -18,7 +18,8 @@ else is read off this table:
   value, ``pilid_lib.yaml`` at its `default` (``tests/test_pinned_protocol.py``).
 
 `LEVERS` declares the same way the levers that were measured on the development suite and not
-adopted (``schedule``, ``lr_decay``, ``bag_validation``, ``deep_bins``, ``min_frequency``):
+adopted (``schedule``, ``lr_decay``, ``bag_validation``, ``deep_bins``, ``deep_ensemble``,
+``min_frequency``):
 they are no parameters of the public estimators and no config keys; the estimators read them
 with `lever`, which gives the neutral value (`Hyperparameter.default`, the computation without
 the lever) unless a lever was set through the private hook the lever study uses
@@ -431,6 +432,13 @@ LEVERS: tuple[Hyperparameter, ...] = (
         constraint=(Integers(2), None),
         where="lever",
         doc="the MLP's numeric inputs piecewise-linear on b quantile bins (None: standardised)",
+    ),
+    Hyperparameter(
+        name="deep_ensemble",
+        default="independent",
+        constraint=(OneOf(("independent", "shared")),),
+        where="lever",
+        doc="a bag's MLPs: one per member, or one shared with per-member adapters (TabM's)",
     ),
     Hyperparameter(
         name="min_frequency",

@@ -209,7 +209,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
 
     * ``_task``: "regression" or "classification" (class attribute).
     * ``_has_additive``: False drops the piecewise-linear component (MLP, NIT).
-    * ``_build_deep(n_features, seeds)``: default the paper's MLP (`hidden_layers`, `sigma`).
+    * ``_build_deep(n_features, seeds, share=None)``: default the paper's MLP (`hidden_layers`,
+      `sigma`; ``share``: a bag's members share its weights, `pilid.nn.mlp.EnsembleMLP`).
     * ``_extra_loss(model, x) -> (T,)``: a per-trial penalty added in phases with
       ``penalty=True`` (None, the default: no penalty). ``model`` is the `PiLiDEnsemble`.
     * ``_phases() -> list[Phase]``: the training schedule (default: one phase of ``epochs``
@@ -239,11 +240,11 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
     _parameter_constraints: dict = sklearn_constraints(hp.TRAINING)
 
     # ------------------------------------------------------------------ hooks
-    def _build_deep(self, n_features: int, seeds: Sequence[int]):
+    def _build_deep(self, n_features: int, seeds: Sequence[int], share=None):
         layers = getattr(self, "hidden_layers", PAPER_HIDDEN_LAYERS)
         if layers is None:
             return None
-        return EnsembleMLP(n_features, layers, self.sigma, seeds)
+        return EnsembleMLP(n_features, layers, self.sigma, seeds, share=share)
 
     def _phases(self) -> list[Phase]:
         return [Phase("train", int(self.epochs), early_stopping=True)]

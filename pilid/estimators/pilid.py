@@ -396,8 +396,7 @@ class PiLiDClassifier(ClassifierOutput, PiLiDBase):  # noqa: D101 (its __doc__ i
 
 class _LeverParams:
     """Private (the lever study's hook): PiLiD with the levers measured on the development suite
-    and not adopted (`pilid.hyperparameters.LEVERS`: ``schedule``, ``lr_decay``,
-    ``bag_validation``, ``deep_bins``, ``min_frequency``) as keyword-only parameters besides
+    and not adopted (`pilid.hyperparameters.LEVERS`) as keyword-only parameters besides
     PiLiD's own, checked as they are (`_parameter_constraints`) and kept by `clone`; each at its
     default computes what PiLiD computes. Build it with `_with_levers`."""
 

@@ -138,6 +138,7 @@ def bag_members(est, prep: Prepared, n_bags: int) -> list[tuple]:
         member.seed_ = seed
         member.bag_rows_ = rows
         member.bag_val_rows_ = val
+        member._bag_id = id(est)  # which bag: its members may share the MLP's weights
         # drawn by weight, the rows train with unit weight (`weight` stays for the statistics)
         data = dataclasses.replace(prep, train_idx=rows, val_idx=val, seed=seed, train_weight=None)
         units.append((member, data))
@@ -153,6 +154,8 @@ def collect_bag(est) -> None:
     ``history_``: one history per member). A member whose training diverged (its
     ``diverged_``) makes the bag's: it keeps no model, ``diverged_`` names the member."""
     prep, members = est.__dict__.pop("_bag")
+    for member in members:
+        member.__dict__.pop("_bag_id", None)
     if not gather_members(est, members, lambda b: f"bag member {b} of {len(members)}"):
         return
     est.estimators_ = members

@@ -69,7 +69,9 @@ class Trainable:
       (trial t's slice initialised from ``seeds[t]`` alone); ``forward(x (T, B, m)) -> (T, B)``
       (``n_features`` is `deep_width`: m, a one-hot feature's levels instead of its one
       column, plus a missing indicator per feature with NaN)
-      (``forward(x, phi)`` when the module has ``uses_phi = True``).
+      (``forward(x, phi)`` when the module has ``uses_phi = True``); with the keyword
+      ``share`` (each trial's group; only an estimator whose ``deep_ensemble`` lever is
+      "shared" is asked) the trials of a group share the weights (`pilid.nn.mlp.EnsembleMLP`).
     * ``_phases() -> list[Phase]``: the training schedule.
     * ``_train_config(n_trials) -> TrainConfig``: optimiser, penalties and the extra loss.
     * ``_finalize(prep)``, ``_after_fit()``: fitted attributes once ``module_`` (the T=1 module,

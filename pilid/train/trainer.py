@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from pilid.errors import PilidError
+from pilid.nn.mlp import has_shared_weights
 from pilid.streams import STREAM_BATCHES, trial_generator
 from pilid.train.compaction import all_trials, keep_members, members_separable
 from pilid.train.ensemble_data import EnsembleData
@@ -259,6 +260,7 @@ def train_ensemble(
     done_host = np.zeros(T, dtype=bool)
 
     gens = [trial_generator(s, STREAM_BATCHES) for s in seeds]
+    shared = has_shared_weights(model)  # a bag's members share the MLP (`EnsembleMLP`)
 
     def flatten(data: EnsembleData, T: int):
         """The tensors the mini-batches index, and where trial t's rows start in them."""
@@ -345,6 +347,8 @@ def train_ensemble(
                 extra = cfg.extra_loss(model, xb)  # None: the estimator adds no penalty
             if extra is not None:
                 loss = loss + extra * pen_mask
+            if shared:  # a shared MLP learns from the members still training alone
+                loss = torch.where(done, torch.zeros_like(loss), loss)
             opt.zero_grad(set_to_none=True)
             loss.sum().backward()
             if lr_mask is not None:
