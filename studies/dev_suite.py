@@ -119,7 +119,7 @@ KEY = ["table", "split", "model"]
 COLUMNS = [*KEY, "task", "metric", "value", "fit_seconds", "n_train", "n_test"]
 #: A fit of the CSV: the cell, the seed's offset and the budget ("" = the library's defaults).
 RUN_KEY = ["table", "split", "seed_offset", "model", "budget"]
-RUN_COLUMNS = [*COLUMNS, "seed_offset", "budget"]
+RUN_COLUMNS = [*COLUMNS, "seed_offset", "budget", "deep_share"]
 #: One thread per fit for every model, so that fit seconds compare like for like and a run
 #: shares the machine (PiLiD's torch follows OMP_NUM_THREADS; EBM's default n_jobs=-2 and
 #: LightGBM's all-cores default do not, and LightGBM's threads, spinning against a busy core,
@@ -242,12 +242,31 @@ def fit_and_score(dataset, seed: int, estimator) -> dict:
         estimator.fit(X_train, split.y_train)
         seconds = time.perf_counter() - start
         scores = model_scores(estimator, X_test, dataset.task, len(np.unique(dataset.y)))
+        share = deep_share(estimator, X_test)
     return {
         "value": score(dataset.metric, split.y_test, scores),
         "fit_seconds": round(seconds, 3),
         "n_train": len(split.train_index),
         "n_test": len(split.test_index),
+        "deep_share": share,
     }
+
+
+def deep_share(estimator, X: pd.DataFrame) -> float:
+    """How much of a PiLiD's (or PiLiB's) output its deep part carries on the rows ``X``: the
+    variance of ``decompose``'s deep part over the variance of the raw output (the prediction,
+    or the logit; with K classes the mean over the classes), issue 51's measure; NaN for a model
+    without one."""
+    if not hasattr(estimator, "decompose"):
+        return float("nan")
+    intercept, contributions, deep = estimator.decompose(X)
+    if deep is None or contributions is None:
+        return 0.0 if deep is None else 1.0
+    raw = np.asarray(intercept) + contributions.sum(1) + deep
+    n = len(raw)
+    raw, deep = raw.reshape(n, -1), np.asarray(deep).reshape(n, -1)
+    total = raw.var(axis=0)
+    return float(np.mean(np.where(total > 0, deep.var(axis=0) / np.maximum(total, 1e-300), 0.0)))
 
 
 def run_one(
@@ -282,9 +301,11 @@ def with_run_columns(frame: pd.DataFrame) -> pd.DataFrame:
     ``budget`` ("" where absent or empty: the library's defaults)."""
     offsets = frame["seed_offset"] if "seed_offset" in frame else pd.Series(0, index=frame.index)
     budgets = frame["budget"] if "budget" in frame else pd.Series("", index=frame.index)
+    shares = frame["deep_share"] if "deep_share" in frame else pd.Series(np.nan, index=frame.index)
     return frame.assign(
         seed_offset=offsets.fillna(0).astype(int),
         budget=budgets.fillna("").astype(str),
+        deep_share=shares.astype(float),
     )
 
 

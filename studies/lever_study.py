@@ -61,7 +61,7 @@ OUT = REPO / "results" / "studies" / "levers.csv"
 #: ``--uci``: the variants on the paper's UCI sets, on ``studies.uci_new_splits``'s splits.
 OUT_UCI = REPO / "results" / "studies" / "levers_uci.csv"
 KEY = ["variant", "table", "split"]
-COLUMNS = [*KEY, "task", "metric", "value", "fit_seconds", "n_train", "n_test"]
+COLUMNS = [*KEY, "task", "metric", "value", "fit_seconds", "n_train", "n_test", "deep_share"]
 SCREEN_SPLITS = (0, 1)
 #: The development suite's split seeds (`dev_suite.SPLITS`).
 SUITE_SPLITS = tuple(dev_suite.SPLITS)
@@ -310,19 +310,14 @@ VARIANTS = {
     # the library's variant with the bag's MLPs as one efficient ensemble (issue 51): the
     # members share the MLP's weights through per-member rank-1 adapters (BatchEnsemble, as TabM
     # trains its k members, ``deep_ensemble="shared"``), each keeping its additive part, its
-    # bootstrap rows and its early stopping
+    # bootstrap rows and its early stopping; the shared weights learn from the mean of the
+    # members' losses. The rows of ``..._shared_sum``, ``..._shared_sum_bags8`` (8 members) and
+    # ``..._shared_sum_mlp256_128`` (256 and 128 units) in ``levers_shared_sum.csv`` were fitted
+    # at commit d3e92b6 as ``..._shared``, ``..._shared_bags8`` and ``..._shared_mlp256_128``,
+    # when the shared weights learned from the sum of the losses (so ``lam`` weighed on them a
+    # sixteenth as much as on one member's)
     "gamma40_smooth_rows_lam_rows_pairs_auto_shared": (
         {"gamma": 40, "pairs": "auto", "deep_ensemble": "shared"},
-        library_rules,
-    ),
-    # the shared MLP wider (TabM's members share a wide MLP): 256 and 128 units
-    "gamma40_smooth_rows_lam_rows_pairs_auto_shared_mlp256_128": (
-        {"gamma": 40, "pairs": "auto", "deep_ensemble": "shared", "hidden_layers": (256, 128)},
-        library_rules,
-    ),
-    # the same with 8 members instead of 16 (half the training work)
-    "gamma40_smooth_rows_lam_rows_pairs_auto_shared_bags8": (
-        {"gamma": 40, "pairs": "auto", "deep_ensemble": "shared", "n_bags": 8},
         library_rules,
     ),
 }
@@ -390,7 +385,8 @@ def baseline_of(variant: str) -> str:
     shared MLP's (``deep_ensemble="shared"``), ``defaults`` for the rest (and for ``code`` and
     ``code_now`` themselves, the one-hot default's own lever)."""
     params = VARIANTS[variant][0] if variant in VARIANTS else {}
-    if params.get("deep_ensemble") == "shared":  # measured against today's defaults
+    shared = variant.startswith(f"{LIBRARY_VARIANT}_shared")  # ``_shared_sum``'s rows too
+    if params.get("deep_ensemble") == "shared" or shared:  # measured against today's defaults
         return LIBRARY_VARIANT
     with_code = params.get("deep_categorical") == "code"
     return "code" if with_code and variant not in ("code", "code_now") else "defaults"
@@ -494,7 +490,8 @@ def per_table(levers: pd.DataFrame, suite: pd.DataFrame) -> pd.DataFrame:
     splits as the variants (`SCREEN_SPLITS` where every variant has them)."""
     splits = sorted(set(levers["split"]))
     wide = levers.pivot_table(index="table", columns="variant", values="value", aggfunc="mean")
-    wide = wide[[v for v in VARIANTS if v in wide.columns]]
+    # VARIANTS' order, then any variant of the CSV that is no longer one (rows of an earlier code)
+    wide = wide[[v for v in VARIANTS if v in wide.columns] + [v for v in wide if v not in VARIANTS]]
     peers = suite[suite["split"].isin(splits) & suite["model"].isin(["ebm", "lightgbm"])]
     peers = peers.pivot_table(index="table", columns="model", values="value", aggfunc="mean")
     out = wide.join(peers)
@@ -638,6 +635,7 @@ def main(argv=None) -> int:
     if uci:
         uci_new_splits.refuse_paper_seeds(parser, args.splits)
     levers = pd.read_csv(args.out) if args.out.is_file() else pd.DataFrame(columns=COLUMNS)
+    levers = levers.reindex(columns=COLUMNS)  # deep_share: NaN in rows from before it was kept
     if args.defaults_change:
         if uci:
             print(f"UCI sets, new splits {args.splits}; a reduced run: 3 per set, not 20")

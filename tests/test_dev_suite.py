@@ -390,3 +390,23 @@ def test_the_neural_peers_run_quick_with_two_seeds_and_a_budget(tmp_path):
         assert values.nunique() == 2, model
     assert "PiLiD beats RealMLP on" in run.stdout and "PiLiD beats TabM on" in run.stdout
     assert "(n=2)*" in run.stdout and "GPU available" not in run.stdout + run.stderr
+
+
+def test_the_deep_share_is_the_deep_columns_variance_over_the_outputs():
+    from lightgbm import LGBMRegressor
+
+    from pilid import PiLiDClassifier, PiLiDRegressor
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    y = X["a"] + 2 * X["b"] * X["c"] + 0.1 * rng.normal(size=300)
+    small = dict(n_bags=2, epochs=5, random_state=0, hidden_layers=(16,))
+    reg = PiLiDRegressor(**small).fit(X, y)
+    parts = reg.explain(X)  # an independent reading: explain's columns and predict
+    expected = parts["deep"].var() / pd.Series(reg.predict(X)).var()
+    assert dev_suite.deep_share(reg, X) == pytest.approx(expected, rel=1e-5)
+    clf = PiLiDClassifier(**small).fit(X, (y > 0).astype(int))
+    logit = clf.decision_function(X)
+    expected = clf.explain(X)["deep"].var() / pd.Series(logit).var()
+    assert dev_suite.deep_share(clf, X) == pytest.approx(expected, rel=1e-5)
+    assert np.isnan(dev_suite.deep_share(LGBMRegressor(verbose=-1).fit(X, y), X))

@@ -201,7 +201,14 @@ def test_a_composed_config_hashes_the_declared_keys_but_those_at_identity():
 @pytest.mark.parametrize("cls", CLASSES)
 def test_the_levers_are_no_public_parameters_and_the_hook_takes_them(cls):
     names = [p.name for p in hp.LEVERS]
-    assert names == ["schedule", "lr_decay", "bag_validation", "deep_bins", "min_frequency"]
+    assert names == [
+        "schedule",
+        "lr_decay",
+        "bag_validation",
+        "deep_bins",
+        "deep_ensemble",
+        "min_frequency",
+    ]
     for name in names:
         assert name not in cls().get_params()
         assert name not in section_fields("model", "pilid_lib")

@@ -46,6 +46,9 @@ def _reference_batch_ensemble(n_features, sizes, seeds):
     out_w = torch.nn.Parameter(torch.zeros(k, dims[-1], 1))
     out_b = torch.nn.Parameter(torch.zeros(k, 1, 1))
 
+    for w in W:  # the one W learns from the mean of the members' losses (TabM's)
+        w.register_hook(lambda g: g / k)
+
     def forward(x):  # x (k, B, m)
         h = x
         for w, ri, si, bi in zip(W, r, s, b):
@@ -75,7 +78,7 @@ def test_shared_weights_train_as_one_tensor_would():
             ((model(x) - y) ** 2).mean(1).sum().backward()
             opt.step()
     for w_ours, w_ref in zip(ours.weights, W):
-        for t in range(3):  # every slice is the one W, trained on the members' summed loss
+        for t in range(3):  # every slice is the one W, trained on the members' mean loss
             torch.testing.assert_close(w_ours[t], w_ref.detach(), rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(ours(x), forward(x), rtol=1e-5, atol=1e-6)
 
@@ -147,3 +150,24 @@ def test_a_shared_bag_classifies_two_and_three_classes():
         assert proba.shape == (500, len(np.unique(y)))
         np.testing.assert_allclose(proba.sum(1), 1.0, rtol=1e-6)
         assert (est.predict(X) == y).mean() > 0.7
+
+
+def test_a_finished_member_no_longer_teaches_the_shared_weights():
+    seeds = [5, 6, 7]
+    x = torch.randn(3, 16, 4)
+    ours = EnsembleMLP(4, (5,), None, seeds, share=[0, 0, 0])
+    with torch.no_grad():
+        ours.out_w.normal_()
+    # each member's own gradient of W, one member at a time (an independent computation)
+    own = []
+    for t in range(3):
+        ours.zero_grad()
+        ours.share_training = torch.tensor([u == t for u in range(3)])
+        ours(x)[t].pow(2).sum().backward()
+        own.append(ours.weights[0].grad[t].clone())
+    ours.zero_grad()
+    ours.share_training = torch.tensor([True, False, True])  # member 1 has finished
+    ours(x).pow(2).sum().backward()
+    expected = (own[0] + own[2]) / 2
+    for t in range(3):
+        torch.testing.assert_close(ours.weights[0].grad[t], expected, rtol=1e-5, atol=1e-7)

@@ -20,10 +20,11 @@ the rank-1 adapters r_t (fan_in) and s_t (fan_out) and the bias and output layer
 the first layer starts at random signs (+-1, from the member's generator) and the others at 1,
 as TabM starts them, W from the generator of the group's first member. W is held in every
 member's slice (the layout of independent trials, so that early stopping keeps each member's
-weights at its own best epoch) and every slice takes the gradient of the group's summed loss
-(`_share_gradient`), so the slices stay equal while the members train. After training,
-`fold_adapters_` multiplies the adapters into each member's slice: what is left is the plain MLP
-of Eq. 6-8 per member, with the same outputs (up to float rounding).
+weights at its own best epoch) and every slice takes the group's mean gradient over the members
+still training (the gradient of the mean of their losses, as TabM trains; `_share_gradient`), so
+the slices stay equal while the members train. After training, `fold_adapters_` multiplies the
+adapters into each member's slice: what is left is the plain MLP of Eq. 6-8 per member, with the
+same outputs (up to float rounding).
 """
 
 from __future__ import annotations
@@ -109,6 +110,7 @@ class EnsembleMLP(nn.Module):
         self.out_b = nn.Parameter(torch.zeros(T, 1, 1, dtype=dtype))
         self.register_buffer("share_group", None)
         self.adapters_in = self.adapters_out = None
+        self.share_training = None  # (T,) bool: the members whose losses teach a shared W
         self._hooks = []
         if share is not None:
             self.share_group = torch.as_tensor(_dense_groups(share), dtype=torch.long)
@@ -125,13 +127,20 @@ class EnsembleMLP(nn.Module):
             self._hooks = [w.register_hook(self._share_gradient) for w in self.weights]
 
     def _share_gradient(self, grad: torch.Tensor) -> torch.Tensor:
-        """Every slice of a shared W takes its group's summed gradient (the gradient of the
-        group's summed loss with respect to the one W they hold)."""
+        """Every slice of a shared W takes its group's mean gradient over the members still
+        training (`share_training`; all of them unless the trainer says otherwise): the
+        gradient of the mean of their losses with respect to the one W they hold, as TabM
+        trains on the mean of its members' losses (and so the penalty ``lam`` weighs on a shared
+        W as on one member's)."""
         group = self.share_group
-        total = torch.zeros(
-            int(group.max()) + 1, *grad.shape[1:], dtype=grad.dtype, device=grad.device
-        ).index_add_(0, group, grad)
-        return total[group]
+        live = self.share_training
+        live = torch.ones_like(group, dtype=grad.dtype) if live is None else live.to(grad.dtype)
+        G = group.shape[0]  # at most one group per member (no device sync for the count)
+        total = torch.zeros(G, *grad.shape[1:], dtype=grad.dtype, device=grad.device)
+        total.index_add_(0, group, grad * live.view(-1, *([1] * (grad.dim() - 1))))
+        count = torch.zeros(G, dtype=grad.dtype, device=grad.device).index_add_(0, group, live)
+        mean = total / count.clamp_min(1.0).view(-1, *([1] * (grad.dim() - 1)))
+        return mean[group]
 
     @torch.no_grad()
     def fold_adapters_(self) -> None:
@@ -146,6 +155,7 @@ class EnsembleMLP(nn.Module):
             w.mul_(r.transpose(1, 2)).mul_(s)
         self.adapters_in = self.adapters_out = None
         self.share_group = None
+        self.share_training = None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """The MLP's output (T, B) for inputs ``x`` (T, B, m) (Eq. 6-8)."""
@@ -184,6 +194,14 @@ def fold_adapters(module: nn.Module) -> None:
     for mod in module.modules():
         if isinstance(mod, EnsembleMLP):
             mod.fold_adapters_()
+
+
+def share_training(module: nn.Module, training: torch.Tensor) -> None:
+    """Tell every shared MLP inside `module` which members still train (`training`, (T,)
+    bool): only their losses move a shared W (the others have finished, at their own best)."""
+    for mod in module.modules():
+        if isinstance(mod, EnsembleMLP) and mod.adapters_in is not None:
+            mod.share_training = training
 
 
 def has_shared_weights(module: nn.Module) -> bool:

@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from pilid.errors import PilidError
-from pilid.nn.mlp import has_shared_weights
+from pilid.nn.mlp import has_shared_weights, share_training
 from pilid.streams import STREAM_BATCHES, trial_generator
 from pilid.train.compaction import all_trials, keep_members, members_separable
 from pilid.train.ensemble_data import EnsembleData
@@ -348,7 +348,7 @@ def train_ensemble(
             if extra is not None:
                 loss = loss + extra * pen_mask
             if shared:  # a shared MLP learns from the members still training alone
-                loss = torch.where(done, torch.zeros_like(loss), loss)
+                share_training(model, ~done)
             opt.zero_grad(set_to_none=True)
             loss.sum().backward()
             if lr_mask is not None:
