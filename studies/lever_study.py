@@ -307,6 +307,11 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", "min_frequency": 10, SEED_OFFSET: 1000},
         library_rules,
     ),
+    # the library's variant with a bag of 8 instead of 16 (issue 52: half the members to train)
+    "gamma40_smooth_rows_lam_rows_pairs_auto_bags8": (
+        {"gamma": 40, "pairs": "auto", "n_bags": 8},
+        library_rules,
+    ),
     # the library's variant with the bag's MLPs as one efficient ensemble (issue 51): the
     # members share the MLP's weights through per-member rank-1 adapters (BatchEnsemble, as TabM
     # trains its k members, ``deep_ensemble="shared"``), each keeping its additive part, its
