@@ -61,6 +61,18 @@ def test_bag_of_one_is_the_single_model(data):
     ]
 
 
+def test_a_bag_reads_many_rows_chunk_by_chunk_as_its_members_do(data, bag):
+    X, _ = data
+    rng = np.random.default_rng(7)  # more rows than one chunk of prediction (8,192) holds
+    many = X[rng.integers(0, len(X), 20_000)] + rng.normal(0, 0.01, (20_000, X.shape[1]))
+    members = np.stack([m.predict(many) for m in bag.estimators_])  # each encodes its own
+    np.testing.assert_allclose(bag.predict(many), members.mean(0), rtol=0, atol=1e-12)
+    parts = [m.decompose(many) for m in bag.estimators_]
+    _, contrib, deep = bag.decompose(many)
+    np.testing.assert_allclose(contrib, np.mean([p[1] for p in parts], axis=0), atol=1e-12)
+    np.testing.assert_allclose(deep, np.mean([p[2] for p in parts], axis=0), atol=1e-12)
+
+
 def test_bag_prediction_is_the_mean_of_its_members(data, bag):
     X, y = data
     assert len(bag.estimators_) == 4

@@ -160,6 +160,18 @@ REG_GROUPS = ("all", "additive", "deep", "w", "b", "omega")
 _PREDICT_CHUNK = 8192
 
 
+def _starts(X: np.ndarray) -> range:
+    """The first row of each chunk of `_PREDICT_CHUNK` rows of X."""
+    return range(0, X.shape[0], _PREDICT_CHUNK)
+
+
+def _joined_terms(chunks: list) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """One model's (terms, deep) over X from its (terms, deep) per chunk."""
+    terms = [t for t, _ in chunks if t is not None]
+    deep = [d for _, d in chunks if d is not None]
+    return (np.concatenate(terms) if terms else None, np.concatenate(deep) if deep else None)
+
+
 def _groups(reg_groups) -> tuple:
     return (reg_groups,) if isinstance(reg_groups, str) else tuple(reg_groups)
 
@@ -446,25 +458,41 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         (n, K) (`pilid.models.multiclass`)."""
         if self._multiclass():
             return np.column_stack([m._raw(X) for m in self.class_estimators_])
-        if self._bagged():
-            return np.mean([m._raw(X) for m in self.estimators_], axis=0)
-        out = []
-        for s in range(0, X.shape[0], _PREDICT_CHUNK):
-            x, phi = self._inputs(X[s : s + _PREDICT_CHUNK])
-            out.append(self.module_(x[None], phi)[0])
-        return torch.cat(out).double().numpy() if out else np.zeros(0)
+        if self._bagged():  # each chunk encoded once for every member (they share the inputs)
+            out = [np.mean(raws, axis=0) for raws in self._members_on_chunks(X, "raw")]
+            return np.concatenate(out) if out else np.zeros(0)
+        out = self._chunks(X, "raw")
+        return np.concatenate(out) if out else np.zeros(0)
+
+    def _chunks(self, X: np.ndarray, what: str) -> list:
+        """This model's outputs `what` ("raw": the raw output, "terms": `_terms_of`) on X's
+        chunks of `_PREDICT_CHUNK` rows (the memory of a chunk, not of X)."""
+        return [self._on(self._inputs(X[s : s + _PREDICT_CHUNK]), what) for s in _starts(X)]
+
+    def _members_on_chunks(self, X: np.ndarray, what: str) -> list[list]:
+        """A bag's: per chunk of X, each member's output `what` on the chunk's inputs, encoded
+        once (the members share the bag's scaling, encoding and knots, `bagging.take_inputs`)."""
+        chunks = []
+        for s in _starts(X):
+            inputs = self._inputs(X[s : s + _PREDICT_CHUNK])
+            chunks.append([m._on(inputs, what) for m in self.estimators_])
+        return chunks
+
+    @torch.no_grad()
+    def _on(self, inputs, what: str):
+        """This model's output `what` on the encoded `inputs` of one chunk."""
+        x, phi = inputs
+        if what == "raw":
+            return self.module_(x[None], phi)[0].double().numpy()
+        t, d = self.module_.decompose(x[None], phi)
+        return (
+            None if t is None else t[0].double().numpy(),
+            None if d is None else d[0].double().numpy(),
+        )
 
     @torch.no_grad()
     def _terms(self, X: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        terms, deep = [], []
-        for s in range(0, X.shape[0], _PREDICT_CHUNK):
-            x, phi = self._inputs(X[s : s + _PREDICT_CHUNK])
-            t, d = self.module_.decompose(x[None], phi)
-            if t is not None:
-                terms.append(t[0].double().numpy())
-            if d is not None:
-                deep.append(d[0].double().numpy())
-        return (np.concatenate(terms) if terms else None, np.concatenate(deep) if deep else None)
+        return _joined_terms(self._chunks(X, "terms"))
 
     def decompose(self, X) -> tuple[float, np.ndarray | None, np.ndarray | None]:
         """Eq. (9) term by term, in output units (target units / logits).
@@ -483,11 +511,18 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             parts = [m._decompose(X) for m in self.class_estimators_]
             return multiclass.stack_decompositions(self, parts)
         if self._bagged():  # each term the mean of the members' (Eq. 9 stays exact)
-            parts = [m._decompose(X) for m in self.estimators_]
+            by_chunk = self._members_on_chunks(X, "terms")  # each chunk encoded once
+            per_member = [
+                _joined_terms([c[b] for c in by_chunk]) for b in range(len(self.estimators_))
+            ]
+            parts = [m._scaled(*terms) for m, terms in zip(self.estimators_, per_member)]
             contrib = None if parts[0][1] is None else np.mean([p[1] for p in parts], axis=0)
             deep = None if parts[0][2] is None else np.mean([p[2] for p in parts], axis=0)
             return self.intercept_, contrib, deep
-        terms, deep = self._terms(X)
+        return self._scaled(*self._terms(X))
+
+    def _scaled(self, terms, deep) -> tuple[float, np.ndarray | None, np.ndarray | None]:
+        """`decompose` from this model's `_terms`: centred and in output units."""
         contrib = None
         if terms is not None:
             contrib = self.y_scale_ * (terms - self.contribution_offset_)
