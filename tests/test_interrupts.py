@@ -22,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -173,7 +174,10 @@ def _interrupt_after_first_file(monkeypatch, how):
                 raise how
             # without a handler the signal would end pytest itself: fail the test instead
             assert signal.getsignal(how) not in (signal.SIG_DFL, None), "signal not handled"
-            os.kill(os.getpid(), how)  # Python runs the handler at once, in this thread
+            # to this thread, not the process: a signal to the process may reach another of its
+            # threads (pytest-xdist's worker has some), and on a busy machine the build then
+            # writes more files before this thread runs the handler
+            signal.pthread_kill(threading.get_ident(), how)
         return written
 
     monkeypatch.setattr(table_model, "write_text", writer)
@@ -248,7 +252,7 @@ def test_a_signal_while_the_tables_are_moved_in_waits_until_all_are_in(
         real(source, target)
         moves.append(target)
         if len(moves) == 1:
-            os.kill(os.getpid(), signal.SIGTERM)
+            signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
 
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the report installs its own
     monkeypatch.setattr(atomic, "_move_into", move)

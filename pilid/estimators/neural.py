@@ -22,7 +22,7 @@ from sklearn.utils.validation import check_random_state
 
 from pilid import hyperparameters as hp
 from pilid.device import resolve_device
-from pilid.models import bagging, multiclass, shape_choice
+from pilid.models import bagging, multiclass, prediction, shape_choice
 from pilid.models.inputs import InputMixin
 from pilid.models.outputs import LogitClassifierMixin
 from pilid.models.params import Number, Satisfies, sklearn_constraints, validate_params
@@ -157,19 +157,6 @@ class FewRowsPerPieceWarning(UserWarning):
 
 
 REG_GROUPS = ("all", "additive", "deep", "w", "b", "omega")
-_PREDICT_CHUNK = 8192
-
-
-def _starts(X: np.ndarray) -> range:
-    """The first row of each chunk of `_PREDICT_CHUNK` rows of X."""
-    return range(0, X.shape[0], _PREDICT_CHUNK)
-
-
-def _joined_terms(chunks: list) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """One model's (terms, deep) over X from its (terms, deep) per chunk."""
-    terms = [t for t, _ in chunks if t is not None]
-    deep = [d for _, d in chunks if d is not None]
-    return (np.concatenate(terms) if terms else None, np.concatenate(deep) if deep else None)
 
 
 def _groups(reg_groups) -> tuple:
@@ -459,40 +446,14 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         if self._multiclass():
             return np.column_stack([m._raw(X) for m in self.class_estimators_])
         if self._bagged():  # each chunk encoded once for every member (they share the inputs)
-            out = [np.mean(raws, axis=0) for raws in self._members_on_chunks(X, "raw")]
+            out = [np.mean(raws, axis=0) for raws in prediction.members_on_chunks(self, X, "raw")]
             return np.concatenate(out) if out else np.zeros(0)
-        out = self._chunks(X, "raw")
+        out = prediction.chunk_outputs(self, X, "raw")
         return np.concatenate(out) if out else np.zeros(0)
-
-    def _chunks(self, X: np.ndarray, what: str) -> list:
-        """This model's outputs `what` ("raw": the raw output, "terms": `_terms_of`) on X's
-        chunks of `_PREDICT_CHUNK` rows (the memory of a chunk, not of X)."""
-        return [self._on(self._inputs(X[s : s + _PREDICT_CHUNK]), what) for s in _starts(X)]
-
-    def _members_on_chunks(self, X: np.ndarray, what: str) -> list[list]:
-        """A bag's: per chunk of X, each member's output `what` on the chunk's inputs, encoded
-        once (the members share the bag's scaling, encoding and knots, `bagging.take_inputs`)."""
-        chunks = []
-        for s in _starts(X):
-            inputs = self._inputs(X[s : s + _PREDICT_CHUNK])
-            chunks.append([m._on(inputs, what) for m in self.estimators_])
-        return chunks
-
-    @torch.no_grad()
-    def _on(self, inputs, what: str):
-        """This model's output `what` on the encoded `inputs` of one chunk."""
-        x, phi = inputs
-        if what == "raw":
-            return self.module_(x[None], phi)[0].double().numpy()
-        t, d = self.module_.decompose(x[None], phi)
-        return (
-            None if t is None else t[0].double().numpy(),
-            None if d is None else d[0].double().numpy(),
-        )
 
     @torch.no_grad()
     def _terms(self, X: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        return _joined_terms(self._chunks(X, "terms"))
+        return prediction.joined_terms(prediction.chunk_outputs(self, X, "terms"))
 
     def decompose(self, X) -> tuple[float, np.ndarray | None, np.ndarray | None]:
         """Eq. (9) term by term, in output units (target units / logits).
@@ -511,9 +472,10 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             parts = [m._decompose(X) for m in self.class_estimators_]
             return multiclass.stack_decompositions(self, parts)
         if self._bagged():  # each term the mean of the members' (Eq. 9 stays exact)
-            by_chunk = self._members_on_chunks(X, "terms")  # each chunk encoded once
+            by_chunk = prediction.members_on_chunks(self, X, "terms")  # each chunk encoded once
             per_member = [
-                _joined_terms([c[b] for c in by_chunk]) for b in range(len(self.estimators_))
+                prediction.joined_terms([c[b] for c in by_chunk])
+                for b in range(len(self.estimators_))
             ]
             parts = [m._scaled(*terms) for m, terms in zip(self.estimators_, per_member)]
             contrib = None if parts[0][1] is None else np.mean([p[1] for p in parts], axis=0)
