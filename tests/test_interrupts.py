@@ -22,7 +22,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -174,10 +173,7 @@ def _interrupt_after_first_file(monkeypatch, how):
                 raise how
             # without a handler the signal would end pytest itself: fail the test instead
             assert signal.getsignal(how) not in (signal.SIG_DFL, None), "signal not handled"
-            # to this thread, not the process: a signal to the process may reach another of its
-            # threads (pytest-xdist's worker has some), and on a busy machine the build then
-            # writes more files before this thread runs the handler
-            signal.pthread_kill(threading.get_ident(), how)
+            os.kill(os.getpid(), how)  # Python runs the handler at once, in this thread
         return written
 
     monkeypatch.setattr(table_model, "write_text", writer)
@@ -199,6 +195,8 @@ def test_an_interrupted_table_build_leaves_the_old_tables_and_says_so_in_one_lin
     """Stopped after its first table file, the build leaves every old file as it was (it used to
     leave that table new beside old ones), no hidden folder, and one line; the same command
     then writes all new files."""
+    if isinstance(how, int) and signal.getsignal(how) == signal.SIG_IGN:
+        pytest.skip(f"{why} is ignored here (as under nohup), and the report keeps it ignored")
     out, before, new = old_tables
     calls = _interrupt_after_first_file(monkeypatch, how)
     try:
@@ -252,7 +250,7 @@ def test_a_signal_while_the_tables_are_moved_in_waits_until_all_are_in(
         real(source, target)
         moves.append(target)
         if len(moves) == 1:
-            signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+            os.kill(os.getpid(), signal.SIGTERM)
 
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the report installs its own
     monkeypatch.setattr(atomic, "_move_into", move)
