@@ -208,7 +208,7 @@ def _unstack(est: Trainable, model: PiLiDEnsemble, t: int, prep: Prepared) -> Pi
     return out.eval()
 
 
-def deep_share(ests: list[Trainable]) -> list | None:
+def deep_share_groups(ests: list[Trainable]) -> list | None:
     """Each trial's group for an MLP whose weights a bag's members share (the lever
     ``deep_ensemble="shared"``, `pilid.hyperparameters.LEVERS`): a bag's members form a group,
     any other trial one of its own; None (every trial its own MLP) with the lever at
@@ -247,7 +247,7 @@ def _fit_group(
             cfg = replace(cfg, neighbours=neighbour_pieces(preps, *layout))
             roughness = difference_penalty(cfg.neighbours, cfg.smoothness)
         additive = _build_additive(est0, preps, sample, layout, roughness, large)
-    share = deep_share(ests)
+    share = deep_share_groups(ests)
     deep = est0._build_deep(
         deep_width(preps[0]), seeds, **({} if share is None else {"share": share})
     )
