@@ -312,6 +312,8 @@ def train_ensemble(
             if fm.any():
                 freeze_masks[name] = torch.as_tensor(fm, device=device)
 
+        if shared:  # a shared MLP learns from the members still training alone (this epoch's)
+            share_training(model, ~done)
         if cursor >= n:  # a new pass: each trial's permutation of its rows
             perm = torch.stack([torch.randperm(n, generator=g) for g in gens]).to(device)
             cursor = 0
@@ -347,8 +349,6 @@ def train_ensemble(
                 extra = cfg.extra_loss(model, xb)  # None: the estimator adds no penalty
             if extra is not None:
                 loss = loss + extra * pen_mask
-            if shared:  # a shared MLP learns from the members still training alone
-                share_training(model, ~done)
             opt.zero_grad(set_to_none=True)
             loss.sum().backward()
             if lr_mask is not None:
