@@ -253,20 +253,14 @@ def fit_and_score(dataset, seed: int, estimator) -> dict:
 
 
 def deep_share(estimator, X: pd.DataFrame) -> float:
-    """How much of a PiLiD's (or PiLiB's) output its deep part carries on the rows ``X``: the
-    variance of ``decompose``'s deep part over the variance of the raw output (the prediction,
-    or the logit; with K classes the mean over the classes), issue 51's measure; NaN for a model
-    without one."""
+    """How much of a PiLiD's (or PiLiB's) output its deep part carries on the rows ``X``
+    (`pilid.inspection.explanation.deep_share`'s variance share; with K classes the mean over
+    the classes), issue 51's measure; NaN for a model without one."""
     if not hasattr(estimator, "decompose"):
         return float("nan")
-    intercept, contributions, deep = estimator.decompose(X)
-    if deep is None or contributions is None:
-        return 0.0 if deep is None else 1.0
-    raw = np.asarray(intercept) + contributions.sum(1) + deep
-    n = len(raw)
-    raw, deep = raw.reshape(n, -1), np.asarray(deep).reshape(n, -1)
-    total = raw.var(axis=0)
-    return float(np.mean(np.where(total > 0, deep.var(axis=0) / np.maximum(total, 1e-300), 0.0)))
+    from pilid.inspection.explanation import deep_share as shares
+
+    return float(np.mean([s["variance_share"] for s in shares(estimator, X)]))
 
 
 def run_one(

@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from pilid.errors import PilidError
+from pilid.inspection.explanation import deep_share
 
 __all__ = ["FORMAT", "VERSION", "read_table", "score_table", "to_table"]
 
@@ -166,27 +167,6 @@ def _outputs(est) -> list[str]:
     return [f"logit of {_plain(c)}" for c in est.classes_]
 
 
-def _deep_share(est, X) -> list[dict]:
-    """Per output, the deep part's share of the raw output on rows `X` (`explain`'s columns)."""
-    intercept, contrib, deep = est.decompose(X)
-    n = contrib.shape[0]
-    raw = np.asarray(intercept) + contrib.sum(1) + (0.0 if deep is None else deep)
-    deep = np.zeros_like(raw) if deep is None else deep
-    raw, deep = raw.reshape(n, -1), deep.reshape(n, -1)
-    shares = []
-    for k in range(raw.shape[1]):
-        total = float(np.var(raw[:, k]))
-        shares.append(
-            {
-                "rows": int(n),
-                "variance_share": float(np.var(deep[:, k]) / total) if total > 0 else 0.0,
-                "mean_abs_deep": float(np.mean(np.abs(deep[:, k]))),
-                "output_std": math.sqrt(total),
-            }
-        )
-    return shares
-
-
 def to_table(estimator, path=None, *, X=None, csv_dir=None) -> dict:
     """The additive part of a fitted PiLiD or PiLiB as a table (module docstring).
 
@@ -253,7 +233,7 @@ def to_table(estimator, path=None, *, X=None, csv_dir=None) -> dict:
         else float(intercept),
         "features": features,
         "pairs": _pair_terms(est, names) if not multi else [],
-        "deep_share": None if X is None else _deep_share(est, X),
+        "deep_share": None if X is None else deep_share(est, X),
     }
     if path is not None:
         Path(path).write_text(json.dumps(table, indent=1, allow_nan=False), encoding="utf-8")

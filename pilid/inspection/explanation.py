@@ -9,7 +9,8 @@ logit for a classifier. The columns of a row sum to `predict` (regression) or
 `decision_function` (classification) up to float32 rounding of the network (about 1e-7 of the
 output's size). A bag (``n_bags`` > 1, `pilid.models.bagging`) averages its members' parts,
 which again sum to its output. NIT has no additive component: its table has ``deep`` and
-``intercept`` only.
+``intercept`` only. `deep_share` says how much of the output on given rows the deep part
+carries (the variance of the ``deep`` column over the variance of the output).
 
 `ExplanationDisplay` draws one row as a waterfall, as scikit-learn's Display objects do
 (``ExplanationDisplay.from_estimator(est, X, row=0)``): it is kept apart from the estimators,
@@ -23,6 +24,7 @@ a legend says what the bars' colours mean. Feature names are drawn literally
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -32,7 +34,7 @@ from pilid.errors import PilidError
 from pilid.inspection.displays import _class_text, _output_name
 from pilid.inspection.plotting import plain_text
 
-__all__ = ["DEEP", "INTERCEPT", "ExplainMixin", "ExplanationDisplay", "explain"]
+__all__ = ["DEEP", "INTERCEPT", "ExplainMixin", "ExplanationDisplay", "deep_share", "explain"]
 
 #: The column of `explain` holding the deep (interaction) part of Eq. (9).
 DEEP = "deep"
@@ -46,6 +48,33 @@ COLOUR_MEANING = {
     DOWN: "lowers the output",
     NEUTRAL: "intercept, deep part",
 }
+
+
+def deep_share(estimator, X) -> list[dict]:
+    """How much of a fitted estimator's raw output on the rows `X` its deep part carries, per
+    output (one for a regressor or two classes, K for K classes): ``rows``, ``variance_share``
+    (the variance of `explain`'s `DEEP` column over the variance of the raw output; 0 where the
+    output is constant), ``mean_abs_deep`` and ``output_std`` (the raw output's standard
+    deviation), all from ``decompose(X)``."""
+    intercept, contrib, deep = estimator.decompose(X)
+    parts = [p for p in (contrib, deep) if p is not None]
+    n = parts[0].shape[0]
+    raw = np.asarray(intercept) + (0.0 if contrib is None else contrib.sum(1))
+    raw = raw + (0.0 if deep is None else deep)
+    deep = np.zeros_like(raw) if deep is None else deep
+    raw, deep = raw.reshape(n, -1), deep.reshape(n, -1)
+    total, spread = raw.var(axis=0), deep.var(axis=0)  # per output
+    share = np.where(total > 0, spread / np.where(total > 0, total, 1.0), 0.0)
+    mean_abs = np.abs(deep).mean(axis=0)
+    return [
+        {
+            "rows": int(n),
+            "variance_share": float(share[k]),
+            "mean_abs_deep": float(mean_abs[k]),
+            "output_std": math.sqrt(float(total[k])),
+        }
+        for k in range(raw.shape[1])
+    ]
 
 
 def explain(estimator, X) -> pd.DataFrame:
