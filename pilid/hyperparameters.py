@@ -19,7 +19,7 @@ else is read off this table:
 
 `LEVERS` declares the same way the levers that were measured on the development suite and not
 adopted (``schedule``, ``lr_decay``, ``bag_validation``, ``deep_bins``, ``deep_ensemble``,
-``min_frequency``):
+``min_frequency``, ``choice_members``):
 they are no parameters of the public estimators and no config keys; the estimators read them
 with `lever`, which gives the neutral value (`Hyperparameter.default`, the computation without
 the lever) unless a lever was set through the private hook the lever study uses
@@ -446,6 +446,13 @@ LEVERS: tuple[Hyperparameter, ...] = (
         constraint=(Integers(1), Reals(0, 1, "neither"), None),
         where="lever",
         doc="a category's levels with fewer fit rows merged into one (None: none)",
+    ),
+    Hyperparameter(
+        name="choice_members",
+        default=None,
+        constraint=(Integers(1), None),
+        where="lever",
+        doc="a bag's members each candidate trains before the choice (None: all of them)",
     ),
 )
 _LEVERS = {p.name: p for p in LEVERS}

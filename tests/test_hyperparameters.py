@@ -208,6 +208,7 @@ def test_the_levers_are_no_public_parameters_and_the_hook_takes_them(cls):
         "deep_bins",
         "deep_ensemble",
         "min_frequency",
+        "choice_members",
     ]
     for name in names:
         assert name not in cls().get_params()

@@ -400,13 +400,16 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         return bagging.bag_members(self, prep, n_bags)
 
     def _collect(self) -> None:
-        if "_candidates" in self.__dict__:
+        if "_candidates" in self.__dict__ or "_chosen" in self.__dict__:
             shape_choice.collect(self)
             return
         if "_bag" in self.__dict__:
             bagging.collect_bag(self)
         if "_classes" in self.__dict__:
             multiclass.collect_classes(self)
+
+    def _more_members(self) -> list:
+        return shape_choice.more_members(self)
 
     def _multiclass(self) -> bool:
         """Fitted on K > 2 classes: the class members (`pilid.models.multiclass`) hold it."""

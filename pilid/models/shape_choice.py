@@ -20,7 +20,9 @@ together, and on few rows even then they lose to few pieces. Explicit pair terms
   loss; weighted by the sample weights): the rows ``val_fraction`` sets aside for early
   stopping and, for a bag, every training row through the members that missed it (out of bag,
   `out_of_bag`, as random forests estimate their error): never a test row. `shape_choice_`
-  lists them all;
+  lists them all; with the lever ``choice_members = k`` (`pilid.hyperparameters.LEVERS`) each
+  candidate's bag trains its first k members, they choose (their loss is the one listed), and
+  only the chosen candidate trains its other members (`first_members`, `more_members`);
 * with no such rows (``patience=None`` and one model) ``smoothness="auto"`` refuses in one line
   and ``pairs="auto"``, a default, takes no pair terms (`chooses`).
 """
@@ -35,6 +37,7 @@ import pandas as pd
 from scipy.special import log_expit, log_softmax
 from sklearn.base import clone
 
+from pilid import hyperparameters as hp
 from pilid.errors import PilidError
 from pilid.models import bagging
 from pilid.models.pair_choice import AUTO_PAIRS
@@ -43,6 +46,8 @@ from pilid.train.batched import sample_rows
 
 __all__ = [
     "CANDIDATES",
+    "first_members",
+    "more_members",
     "SMOOTH_PIECES",
     "SMOOTH_WEIGHT",
     "candidate_members",
@@ -133,7 +138,7 @@ def candidate_members(est, prep) -> list[tuple]:
     params = est.get_params(deep=False)
     shared = {k: v for k, v in vars(est).items() if k not in params}
     smooth_knots = None
-    members, units = [], []
+    members, bags = [], []
     pairs = getattr(est, "pairs", 0)
     smoothness = getattr(est, "smoothness", 0.0)
     found = 0 if prep.pairs is None else len(prep.pairs)  # none found (or K > 2 classes): 0
@@ -163,9 +168,34 @@ def candidate_members(est, prep) -> list[tuple]:
             member.pairs_ = list(est.pairs_[: choice["pairs"]])
             data = dataclasses.replace(data, pairs=prep.pairs[: choice["pairs"]])
         members.append(member)
-        units += member._members(data)
-    est._candidates = (prep, members)
-    return units
+        bags.append(member._members(data))
+    first = first_members(est, members)
+    rest = []
+    if first is not None:  # each candidate's first members train; the chosen one's rest later
+        rest = [(member._bag[0], bag[first:]) for member, bag in zip(members, bags)]
+        bags = [bag[:first] for bag in bags]
+        for member in members:
+            member._bag = (member._bag[0], member._bag[1][:first])
+    est._candidates = (prep, members, rest)
+    return [unit for bag in bags for unit in bag]
+
+
+def first_members(est, members: list) -> int | None:
+    """How many of each candidate's bag members train before the choice: the lever
+    ``choice_members`` (`pilid.hyperparameters.LEVERS`; None, the neutral value: all of them),
+    where every candidate is a bag with more members than that (a regression or two classes:
+    K > 2 classes' candidates hold class members, which train whole)."""
+    first = hp.lever(est, "choice_members")
+    bags = [getattr(m, "_bag", (None, []))[1] for m in members]
+    if first is None or any(len(bag) <= first for bag in bags):
+        return None
+    return int(first)
+
+
+def more_members(est) -> list:
+    """`Trainable._more_members`: once the candidates' first members chose (``choice_members``,
+    `collect`), the chosen candidate's other members; else none."""
+    return est.__dict__.pop("_rest_of_chosen", [])
 
 
 def _row_loss(est, raw: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -247,18 +277,22 @@ def collect(est) -> None:
     candidate gathers its members, and the estimator takes the fitted attributes of the one with
     the lower validation loss (the first on a tie; one that diverged only if all did), plus
     ``shape_choice_``: per candidate ``gamma``, ``smoothness``, ``pairs`` (how many pair
-    terms), ``val_loss``, ``chosen``."""
-    prep, members = est.__dict__.pop("_candidates")
+    terms), ``val_loss``, ``chosen``. With ``choice_members`` (`first_members`) it runs twice:
+    after the candidates' first members (the choice; the chosen one's other members train
+    next, `more_members`), then after those (the chosen candidate's whole bag)."""
+    chosen = est.__dict__.pop("_chosen", None)
+    if chosen is not None:  # the chosen candidate's other members have trained: its whole bag
+        chosen._collect()
+        _take_fitted(est, chosen)
+        return
+    prep, members, rest = est.__dict__.pop("_candidates")
     losses = []
     for member in members:
         member._collect()
         losses.append(validation_loss(member, prep))
     best = int(np.argmin(losses))
-    params = est.get_params(deep=False)
     chosen = members[best]
-    fitted = {k: v for k, v in vars(chosen).items() if k not in params}
-    est.__dict__.update(fitted)
-    est.shape_choice_ = pd.DataFrame(
+    choice = pd.DataFrame(
         {
             "gamma": [m.gamma_ for m in members],
             "smoothness": [m.smoothness_ for m in members],
@@ -267,3 +301,16 @@ def collect(est) -> None:
             "chosen": [i == best for i in range(len(members))],
         }
     )
+    if rest and not getattr(chosen, "diverged_", None):  # its other members train next
+        bag_prep, others = rest[best]
+        chosen._bag = (bag_prep, [*chosen.estimators_, *(m for m, _ in others)])
+        est._chosen, est._rest_of_chosen = chosen, others
+    else:
+        _take_fitted(est, chosen)
+    est.shape_choice_ = choice
+
+
+def _take_fitted(est, chosen) -> None:
+    """`est` takes the fitted attributes of its chosen candidate."""
+    params = est.get_params(deep=False)
+    est.__dict__.update({k: v for k, v in vars(chosen).items() if k not in params})

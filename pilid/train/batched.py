@@ -336,10 +336,22 @@ def _fit_on(device, ests, Xs, ys, ws) -> list:
             f"fit_batched got data with different numbers of features {sorted(m)}; trials of "
             "one batch must share the columns"
         )
-    # What trains: each estimator itself, or its bag's members (`Trainable._members`).
+    # What trains: each estimator itself, or its bag's members (`Trainable._members`); then
+    # what the estimators ask to train next (`Trainable._more_members`), if anything.
     units = [unit for est, p in zip(ests, preps) for unit in est._members(p)]
-    # Trials stack when their training/validation row counts agree; others form own groups.
-    # The K trials of a softmax group (K classes) stay together, in order.
+    while units:
+        _fit_units(units, device)
+        units = []
+        for est in ests:
+            est._collect()
+            units += est._more_members()
+    return ests
+
+
+def _fit_units(units: list, device) -> None:
+    """Train `units` ((Trainable, Prepared) pairs) as ensembles: trials stack when their
+    training/validation row counts agree; others form their own groups. The K trials of a
+    softmax group (K classes) stay together, in order."""
     groups: dict[tuple, list[int]] = {}
     for i, (est, p) in enumerate(units):
         key = (len(p.train_idx), len(p.val_idx), int(getattr(est, "_softmax_classes", 1)))
@@ -352,9 +364,6 @@ def _fit_on(device, ests, Xs, ys, ws) -> list:
         groups.setdefault(key, []).append(i)
     for idx in groups.values():
         _fit_group([units[i][0] for i in idx], [units[i][1] for i in idx], device)
-    for est in ests:
-        est._collect()
-    return ests
 
 
 def _fit_chunk(job):

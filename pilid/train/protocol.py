@@ -79,7 +79,9 @@ class Trainable:
     * ``_members(prep) -> list[(Trainable, Prepared)]``: what trains for this estimator (default
       itself on its own data; a bag, `pilid.models.bagging`, gives its members, each with its
       own rows and seed, and they train as trials of the same ensemble); ``_collect()`` runs
-      once they are all fitted (default nothing).
+      once they are all fitted (default nothing); ``_more_members()`` then gives what trains
+      next, its ``_collect()`` running again once that is fitted (default nothing: a choice
+      among candidates that trained part of their bags trains the rest of the chosen one's).
     """
 
     _task = "regression"
@@ -111,6 +113,9 @@ class Trainable:
 
     def _collect(self) -> None:
         return None
+
+    def _more_members(self) -> list:
+        return []
 
 
 def _missing_of(prep: Prepared) -> np.ndarray:
