@@ -332,6 +332,11 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", "choice_members": 4},
         library_rules,
     ),
+    # and with the other seed (compared with SEED_VARIANT, seed for seed)
+    "gamma40_smooth_rows_lam_rows_pairs_auto_choose4_seed1000": (
+        {"gamma": 40, "pairs": "auto", "choice_members": 4, SEED_OFFSET: 1000},
+        library_rules,
+    ),
 }
 
 
