@@ -46,14 +46,14 @@ from pilid.train.batched import sample_rows
 
 __all__ = [
     "CANDIDATES",
-    "first_members",
-    "more_members",
     "SMOOTH_PIECES",
     "SMOOTH_WEIGHT",
     "candidate_members",
     "chooses",
     "collect",
+    "first_members",
     "has_rows_to_choose_on",
+    "more_members",
     "pair_counts",
 ]
 
