@@ -337,6 +337,15 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", "choice_members": 4, SEED_OFFSET: 1000},
         library_rules,
     ),
+    # the same choice on each candidate's first 8 members (24 members trained), with both seeds
+    "gamma40_smooth_rows_lam_rows_pairs_auto_choose8": (
+        {"gamma": 40, "pairs": "auto", "choice_members": 8},
+        library_rules,
+    ),
+    "gamma40_smooth_rows_lam_rows_pairs_auto_choose8_seed1000": (
+        {"gamma": 40, "pairs": "auto", "choice_members": 8, SEED_OFFSET: 1000},
+        library_rules,
+    ),
 }
 
 
