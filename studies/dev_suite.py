@@ -441,8 +441,9 @@ def summarise(results: pd.DataFrame) -> dict:
     Returns a dict: ``per_table`` (a frame indexed by table: ``metric``, ``<model>_mean``,
     ``<model>_std``, ``<model>_seconds``, ``<model>_rank``, ``<model>_budget``,
     ``pilid_beats_ebm``), ``wins`` and ``compared`` (tables with both PiLiD and EBM),
-    ``mean_rank`` (a Series by model), ``ranked`` (how many tables it is over), ``pairs``
-    (`criterion`) and ``peer_wins`` (`peer_wins`).
+    ``mean_rank`` (a Series by model), ``ranked`` (how many tables it is over), ``shared_rank``,
+    ``shared_ranked`` and ``shared_cells`` (`_shared_cell_rank`: the ranks on the cells every
+    model has, for a reduced run), ``pairs`` (`criterion`) and ``peer_wins`` (`peer_wins`).
     """
     results = resolve(results)
     models = _in_order(results["model"], MODELS)
@@ -488,15 +489,40 @@ def summarise(results: pd.DataFrame) -> dict:
     )
     compared = per_table["pilid_beats_ebm"].notna()
     pairs = criterion(results)
+    shared_rank, shared_ranked, shared_cells = _shared_cell_rank(results, models, tables)
     return {
         "per_table": per_table.drop(columns=["complete"]),
         "wins": int(per_table.loc[compared, "pilid_beats_ebm"].astype(bool).sum()),
         "compared": int(compared.sum()),
         "mean_rank": mean_rank,
         "ranked": len(complete),
+        "shared_rank": shared_rank,
+        "shared_ranked": shared_ranked,
+        "shared_cells": shared_cells,
         "pairs": pairs,
         "peer_wins": peer_wins(pairs),
     }
+
+
+def _shared_cell_rank(results: pd.DataFrame, models: list, tables: list):
+    """Each model's mean rank over the tables on the (split, seed) cells that every model has
+    there: where a peer ran on fewer cells (a reduced run), all models are compared on those
+    cells alone rather than the table left out. Returns the mean ranks (a Series by model), the
+    number of tables ranked and the numbers of shared cells per ranked table."""
+    ranks, cells_used = [], []
+    for table in tables:
+        rows = results[results["table"] == table]
+        held = [frozenset(rows.loc[rows["model"] == m, "_cell"]) for m in models]
+        shared = frozenset.intersection(*held) if held else frozenset()
+        if not shared:
+            continue
+        on_shared = rows[rows["_cell"].isin(shared)]
+        means = on_shared.groupby("model")["value"].mean().reindex(models).to_numpy()
+        lower = LOWER_IS_BETTER[rows["metric"].iloc[0]]
+        ranks.append(rankdata(means if lower else -means))
+        cells_used.append(len(shared))
+    mean = np.mean(ranks, axis=0) if ranks else np.full(len(models), np.nan)
+    return pd.Series(dict(zip(models, map(float, mean)))), len(ranks), cells_used
 
 
 def _label(model: str) -> str:
@@ -525,7 +551,17 @@ def format_summary(summary: dict) -> str:
         lines.append(f"{table:<12} {metric_label(row['metric']):<6}" + "".join(cells))
     lines.append("(mean +- std over the splits x seeds, mean fit seconds)")
     ranks = ", ".join(f"{m} {r:.2f}" for m, r in summary["mean_rank"].items())
-    lines.append(f"mean rank over {summary['ranked']} tables (1 = best): {ranks}")
+    if summary["ranked"]:
+        lines.append(f"mean rank over {summary['ranked']} tables (1 = best): {ranks}")
+    else:
+        lines.append("mean rank: no table has every model on all its (split, seed) cells")
+    if summary["shared_ranked"] > summary["ranked"]:  # a reduced run: rank on the shared cells
+        used = summary["shared_cells"]
+        shared = ", ".join(f"{m} {r:.2f}" for m, r in summary["shared_rank"].items())
+        lines.append(
+            f"mean rank over {summary['shared_ranked']} tables on the (split, seed) cells every "
+            f"model has ({min(used)}-{max(used)} a table; reduced): {shared}"
+        )
     pairs = summary["pairs"]
     if budgets or (len(pairs) and (pairs["budget"] != "").any()):
         used = budgets | (set(pairs["budget"]) - {""})

@@ -203,6 +203,30 @@ def test_a_model_short_of_a_tables_splits_is_absent_there_not_compared_on_fewer(
     assert summary["ranked"] == 2  # a lacks EBM's split 1, d lacks LightGBM
 
 
+def test_a_peer_on_fewer_cells_is_ranked_with_all_on_the_cells_they_share():
+    results = _results()
+    # RealMLP ran split 0 only (a reduced run): no table has it on every cell, so the full
+    # ranking is over no table, and the shared ranking compares all four on split 0
+    realmlp = {"a": 0.45, "b": 0.1, "c": 0.85}
+    extra = [(t, 0, "realmlp", "auc" if t == "c" else "mse", v, 3.0) for t, v in realmlp.items()]
+    results = pd.concat([results, pd.DataFrame(extra, columns=results.columns)], ignore_index=True)
+    summary = dev_suite.summarise(results)
+    assert summary["ranked"] == 0
+    # split 0 by hand: a (MSE) ebm .4 < realmlp .45 < pilid .5 < lgbm .9; b realmlp .1 < pilid
+    # .2 < lgbm .25 < ebm .3; c (AUC) lgbm .95 > pilid .90 > realmlp .85 > ebm .80; d lacks two
+    expected = {"pilid": (3 + 2 + 2) / 3, "ebm": (1 + 4 + 4) / 3, "lightgbm": (4 + 3 + 1) / 3}
+    expected["realmlp"] = (2 + 1 + 3) / 3
+    assert summary["shared_ranked"] == 3 and summary["shared_cells"] == [1, 1, 1]
+    assert summary["shared_rank"].to_dict() == pytest.approx(expected)
+    text = dev_suite.format_summary(summary)
+    assert "mean rank: no table has every model" in text
+    assert "mean rank over 3 tables on the (split, seed) cells every model has (1-1" in text
+    # with every cell present the shared ranking is the full one and is not printed again
+    full = dev_suite.summarise(_results())
+    assert full["shared_rank"].to_dict() == pytest.approx(full["mean_rank"].to_dict())
+    assert "cells every model has" not in dev_suite.format_summary(full)
+
+
 @pytest.mark.slow
 def test_the_script_runs_a_table_and_resumes(tmp_path):
     out = tmp_path / "suite.csv"
