@@ -433,8 +433,10 @@ def summarise(results: pd.DataFrame) -> dict:
     ``value`` and ``fit_seconds`` (``seed_offset`` and ``budget`` where there are: `resolve`
     picks one row per cell). A table counts as a win when PiLiD's mean metric is strictly better
     than EBM's (lower MSE, higher AUC). Ranks (`scipy.stats.rankdata`, ties averaged, 1 = best)
-    are taken per table among the models present, on the mean metric; the mean rank is over the
-    tables where every model of ``results`` has a result. A model counts as present on a table
+    are taken per table among the models present at their defaults (no budget), on the mean
+    metric; the mean rank is over the tables where every model of ``results`` with a row of its
+    defaults has a result (a model fitted under a budget only has none: NaN, and it is ranked
+    with the others in ``shared_rank``). A model counts as present on a table
     only with every (split, seed) cell the table has (a run cut short leaves no mean over other
     cells; the criterion compares on the pairs there are and marks them reduced).
 
@@ -456,6 +458,9 @@ def summarise(results: pd.DataFrame) -> dict:
         budget=("budget", _joined),
     )
     metric = results.groupby("table")["metric"].first()
+    # the models with a row of their defaults somewhere: a peer fitted under a budget only
+    # (TabM on a CPU) is ranked on the shared cells alone, marked reduced
+    at_defaults = [m for m in models if (results.loc[results["model"] == m, "budget"] == "").any()]
     cells = results.groupby("table")["_cell"].agg(frozenset)
     covered = results.groupby(["table", "model"])["_cell"].agg(frozenset)
     rows = []
@@ -469,23 +474,27 @@ def summarise(results: pd.DataFrame) -> dict:
                     stats.loc[(table, model), key] if model in present else np.nan
                 )
             row[f"{model}_budget"] = stats.loc[(table, model), "budget"] if model in present else ""
-        means = np.array([row[f"{m}_mean"] for m in present])
+        ranked = [m for m in present if not row[f"{m}_budget"]]  # at their defaults
+        means = np.array([row[f"{m}_mean"] for m in ranked])
         ranks = rankdata(means if lower else -means)
         for model in models:
             row[f"{model}_rank"] = np.nan
-        for model, r in zip(present, ranks):
+        for model, r in zip(ranked, ranks):
             row[f"{model}_rank"] = float(r)
         if "pilid" in present and "ebm" in present:
             pilid, ebm = row["pilid_mean"], row["ebm_mean"]
             row["pilid_beats_ebm"] = bool(pilid < ebm if lower else pilid > ebm)
         else:
             row["pilid_beats_ebm"] = None
-        row["complete"] = len(present) == len(models)
+        row["complete"] = set(ranked) == set(at_defaults)
         rows.append(row)
     per_table = pd.DataFrame(rows).set_index("table")
     complete = per_table[per_table["complete"]]
     mean_rank = pd.Series(
-        {m: float(complete[f"{m}_rank"].mean()) if len(complete) else np.nan for m in models}
+        {
+            m: float(complete[f"{m}_rank"].mean()) if len(complete) and m in at_defaults else np.nan
+            for m in models
+        }
     )
     compared = per_table["pilid_beats_ebm"].notna()
     pairs = criterion(results)
@@ -550,12 +559,15 @@ def format_summary(summary: dict) -> str:
             cells.append(f" {f'{mean:.4f}{spread} {sec:6.1f}s{mark}':>{width}}")
         lines.append(f"{table:<12} {metric_label(row['metric']):<6}" + "".join(cells))
     lines.append("(mean +- std over the splits x seeds, mean fit seconds)")
-    ranks = ", ".join(f"{m} {r:.2f}" for m, r in summary["mean_rank"].items())
+    rank = summary["mean_rank"]
+    ranks = ", ".join(f"{m} {r:.2f}" for m, r in rank.dropna().items())
+    unranked = [_label(m) for m in rank.index[rank.isna()]]
     if summary["ranked"]:
-        lines.append(f"mean rank over {summary['ranked']} tables (1 = best): {ranks}")
+        left_out = f" ({', '.join(unranked)}: under a budget only)" if unranked else ""
+        lines.append(f"mean rank over {summary['ranked']} tables (1 = best): {ranks}{left_out}")
     else:
         lines.append("mean rank: no table has every model on all its (split, seed) cells")
-    if summary["shared_ranked"] > summary["ranked"]:  # a reduced run: rank on the shared cells
+    if rank.isna().any() or summary["shared_ranked"] > summary["ranked"]:  # a reduced run
         used = summary["shared_cells"]
         shared = ", ".join(f"{m} {r:.2f}" for m, r in summary["shared_rank"].items())
         lines.append(

@@ -326,7 +326,19 @@ def test_the_summary_prints_the_criterion_with_its_reduced_cells_and_wins():
     # RealMLP lacks a pair of a: absent there from the side-by-side means and ranks
     table = summary["per_table"]
     assert np.isnan(table.loc["a", "realmlp_mean"]) and table.loc["c", "realmlp_budget"]
-    assert summary["ranked"] == 1
+    # at the defaults no table has all three (a lacks a pair of RealMLP's, c has its budget)
+    assert summary["ranked"] == 0 and np.isnan(table.loc["c", "realmlp_rank"])
+    # on the cells the three share (a: 5, c: 6 with the budget's), ranked by hand
+    plain = dev_suite.resolve(results)
+    wide = plain.pivot_table(
+        index=["table", "split", "seed_offset"], columns="model", values="value"
+    )
+    means = {t: wide.loc[t].dropna().mean() for t in ("a", "c")}
+    ranks = [means["a"].rank(), (-means["c"]).rank()]  # a: MSE; c: AUC
+    assert summary["shared_cells"] == [5, 6]
+    expected = (ranks[0] + ranks[1]) / 2
+    assert summary["shared_rank"].to_dict() == pytest.approx(expected.to_dict())
+    assert "mean rank over 2 tables on the (split, seed) cells every model has (5-6" in text
     by_hand = results[(results["table"] == "c") & (results["model"] == "pilid")]["value"]
     assert table.loc["c", "pilid_mean"] == pytest.approx(by_hand.mean())
 

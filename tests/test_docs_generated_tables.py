@@ -77,7 +77,14 @@ def test_the_suite_summary_is_the_mean_and_std_with_the_best_in_bold_by_directio
     assert isinstance(b[2], study_tables.Bold) and b[2].startswith("0.8500")
     assert b[-1] == "yes"
     verdict = study_tables.suite_verdict(_results())
-    assert verdict.rows[0][0] == "1 of 2"
+    assert len(verdict.rows) == 1  # every model on every cell: no reduced ranking
+    assert verdict.rows[0][1] == "1 of 2"
+    # a peer fitted under a budget only: "--" at the defaults, ranked on the shared cells
+    budget = _results().assign(budget="")
+    tabm = budget[budget["model"] == "lightgbm"].assign(model="tabm", budget="n_epochs=2")
+    verdict = study_tables.suite_verdict(pd.concat([budget, tabm], ignore_index=True))
+    assert len(verdict.rows) == 2 and verdict.rows[0][-1] == "--"
+    assert verdict.rows[1][-1] == verdict.rows[1][-2]  # the same values as LightGBM's
 
 
 @pytest.mark.parametrize(

@@ -151,14 +151,43 @@ def suite_summary(results: pd.DataFrame, digits: int = 4) -> Table:
 
 
 def suite_verdict(results: pd.DataFrame) -> Table:
-    """PiLiD's wins against EBM and every model's mean rank (``dev_suite.summarise``)."""
+    """PiLiD's wins against EBM and every model's mean rank (``dev_suite.summarise``): over the
+    tables where the models at their defaults have every cell, and, where a peer ran reduced
+    (fewer cells, or a budget only), all models on the cells they share."""
     summary = script("dev_suite").summarise(results)
+
+    def ranks(rank: pd.Series) -> list:
+        best = rank.min()
+        return [
+            "--" if np.isnan(r) else Bold(f"{r:.2f}") if r == best else f"{r:.2f}" for r in rank
+        ]
+
     rank = summary["mean_rank"]
-    header = ["PiLiD beats EBM", "tables ranked", *[f"mean rank: {m}" for m in rank.index]]
-    row = [of(summary["wins"], summary["compared"]), str(summary["ranked"])]
-    best = rank.min()
-    row += [Bold(f"{r:.2f}") if r == best else f"{r:.2f}" for r in rank]
-    return Table(header, [row])
+    header = [
+        "ranked on",
+        "PiLiD beats EBM",
+        "tables ranked",
+        *[f"mean rank: {m}" for m in rank.index],
+    ]
+    rows = [
+        [
+            "every cell, at the defaults",
+            of(summary["wins"], summary["compared"]),
+            str(summary["ranked"]),
+            *ranks(rank),
+        ]
+    ]
+    if rank.isna().any() or summary["shared_ranked"] > summary["ranked"]:
+        shared = summary["shared_rank"].reindex(rank.index)
+        rows.append(
+            [
+                "the cells every model has (reduced)",
+                "",
+                str(summary["shared_ranked"]),
+                *ranks(shared),
+            ]
+        )
+    return Table(header, rows)
 
 
 def drift(first: pd.DataFrame, second: pd.DataFrame) -> Table:
