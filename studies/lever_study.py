@@ -80,6 +80,12 @@ def lam_rule(c: float):
     return lambda n: {"lam": per_rows(c, n, *LAM_RANGE)}
 
 
+def steep_lam_rule(c: float, knee: int):
+    """lam = c / n up to ``knee`` rows and c / n * knee / n beyond (a penalty that falls as
+    1 / n^2 on many rows), clipped to [1e-6, 1e-2]."""
+    return lambda n: {"lam": per_rows(c * min(1.0, knee / n), n, *LAM_RANGE)}
+
+
 def smooth_rule(c: float, floor: float = SMOOTHNESS_RANGE[0]):
     """smoothness = c / n, clipped to [floor, 10] (`pilid.models.row_rules.per_rows`, the form of
     the library's ``smoothness="rows"``, c = 500): a fixed prior on the shapes' roughness against
@@ -362,6 +368,12 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", "reg_groups": "additive"},
         library_rules,
     ),
+    # lam = 5 / n up to 5,000 rows (the defaults' penalty, where the small classification
+    # tables want it) and 5 / n * 5,000 / n above: a tenth of it at 50,000 rows
+    "gamma40_smooth_rows_lam_steep_pairs_auto": (
+        {"gamma": 40, "pairs": "auto"},
+        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(5.0, 5_000)(n)},
+    ),
 }
 
 
@@ -426,6 +438,7 @@ WEAKER_MLP_PENALTY = (
     "gamma40_smooth_rows_lam_rows0.5_pairs_auto",
     "gamma40_smooth_rows_lam_rows0.05_pairs_auto",
     "gamma40_smooth_rows_lam_rows_pairs_auto_deep_unpenalised",
+    "gamma40_smooth_rows_lam_steep_pairs_auto",
 )
 
 
