@@ -445,7 +445,8 @@ def summarise(results: pd.DataFrame) -> dict:
     ``pilid_beats_ebm``), ``wins`` and ``compared`` (tables with both PiLiD and EBM),
     ``mean_rank`` (a Series by model), ``ranked`` (how many tables it is over), ``shared_rank``,
     ``shared_ranked`` and ``shared_cells`` (`_shared_cell_rank`: the ranks on the cells every
-    model has, for a reduced run), ``pairs`` (`criterion`) and ``peer_wins`` (`peer_wins`).
+    model has, for a reduced run), ``shared_shown`` (whether they say more than ``mean_rank``: a
+    reduced run), ``pairs`` (`criterion`) and ``peer_wins`` (`peer_wins`).
     """
     results = resolve(results)
     models = _in_order(results["model"], MODELS)
@@ -508,6 +509,8 @@ def summarise(results: pd.DataFrame) -> dict:
         "shared_rank": shared_rank,
         "shared_ranked": shared_ranked,
         "shared_cells": shared_cells,
+        # a reduced run: a model without its defaults' ranks, or tables only the shared cells rank
+        "shared_shown": bool(mean_rank.isna().any() or shared_ranked > len(complete)),
         "pairs": pairs,
         "peer_wins": peer_wins(pairs),
     }
@@ -567,7 +570,7 @@ def format_summary(summary: dict) -> str:
         lines.append(f"mean rank over {summary['ranked']} tables (1 = best): {ranks}{left_out}")
     else:
         lines.append("mean rank: no table has every model on all its (split, seed) cells")
-    if rank.isna().any() or summary["shared_ranked"] > summary["ranked"]:  # a reduced run
+    if summary["shared_shown"]:
         used = summary["shared_cells"]
         shared = ", ".join(f"{m} {r:.2f}" for m, r in summary["shared_rank"].items())
         lines.append(

@@ -177,7 +177,7 @@ def suite_verdict(results: pd.DataFrame) -> Table:
             *ranks(rank),
         ]
     ]
-    if rank.isna().any() or summary["shared_ranked"] > summary["ranked"]:
+    if summary["shared_shown"]:
         shared = summary["shared_rank"].reindex(rank.index)
         rows.append(
             [
