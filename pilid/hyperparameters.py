@@ -320,13 +320,13 @@ PILID: tuple[Hyperparameter, ...] = (
     ),
     Hyperparameter(
         name="lam",
-        default="rows",
-        constraint=(Reals(0, None, "left"), OneOf(("rows",))),
+        default="rows_steep",
+        constraint=(Reals(0, None, "left"), OneOf(("rows", "rows_steep"))),
         where="model",
         paper=1e-5,
         type=float,
-        library_type=Any,  # "rows": 5 / n
-        doc="the weight lambda of Omega (Eq. 11); 'rows': a rule of the training rows",
+        library_type=Any,  # "rows", "rows_steep": pilid.models.row_rules
+        doc="the weight lambda of Omega (Eq. 11); 'rows', 'rows_steep': rules of the training rows",
     ),
     Hyperparameter(
         name="reg_groups",

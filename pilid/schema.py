@@ -213,7 +213,7 @@ PiLiDModel = _declared_schema(
     "PiLiD with the paper's protocol (``model=pilid``); the keys of `pilid.hyperparameters.PILID`.",
 )
 #: PiLiD with the library's defaults (``model=pilid_lib``): gamma, lam and smoothness may be rules
-#: of the training rows ("auto", "rows", "rows"; pilid.models.row_rules) and smoothness "auto" too.
+#: of the training rows ("auto", "rows_steep", "rows"; pilid.models.row_rules), smoothness "auto".
 PiLiDLibModel = _declared_schema(
     "PiLiDLibModel",
     PiLiDModel,

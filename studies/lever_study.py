@@ -13,19 +13,21 @@ is rewritten whole after every fit).
 
 Every variant is measured on top of the library defaults before issue 31
 (`EARLIER_DEFAULTS`, the variant ``defaults``); the library's defaults now are
-the variant `LIBRARY_VARIANT` (``gamma40_smooth_rows_lam_rows_pairs_auto``), whose rows equal
-``studies.dev_suite``'s PiLiD rows. The summary compares every variant with its baseline
-(`baseline_of`: ``defaults``, or ``code``, the defaults before categorical features entered
-the deep part one-hot, for the variants measured then) and with EBM and LightGBM on the same
+the variant `LIBRARY_VARIANT` (``gamma40_smooth_rows_lam_steep_pairs_auto``), whose rows equal
+``studies.dev_suite``'s PiLiD rows; the levers measured before that were read against the
+defaults then, `BASELINE_VARIANT` (``gamma40_smooth_rows_lam_rows_pairs_auto``). The summary
+compares every variant with its baseline (`baseline_of`: ``defaults``, or ``code``, the defaults
+before categorical features entered the deep part one-hot, for the variants measured then;
+`BASELINE_VARIANT` for those measured since) and with EBM and LightGBM on the same
 splits (read from ``results/studies/dev_suite.csv``): per table the mean over the splits; per
 variant the tables where it beats its baseline and where it beats EBM. Splits 0 and 1 screen the
 levers (a reduced run: 2 of the suite's 5 splits, and the summary says so); the best of them are
 confirmed on splits 2-4, which took no part in the choice (``--splits 2 3 4``); the summary shows
 the cells that have every split asked for.
 
-The seed moves a table as much as many levers do: `SEED_VARIANT` is the library's variant
+The seed moves a table as much as many levers do: `SEED_VARIANT` is `BASELINE_VARIANT`
 refit with ``random_state`` = the split seed + 1000 (a variant's `SEED_OFFSET`), and the summary
-also reads every variant against the library's defaults beside that move (`against_the_seed`:
+also reads every variant against `BASELINE_VARIANT` beside that move (`against_the_seed`:
 better or worse, and by more than the seed moves the table or not).
 
 ``--uci`` fits the variants on the paper's four UCI sets instead, on the split seeds of
@@ -58,6 +60,9 @@ from studies import dev_suite, uci_new_splits
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "results" / "studies" / "levers.csv"
+#: The run that confirmed `LIBRARY_VARIANT` (the steep lam rule against the defaults then): its
+#: rows on the suite are the library's, those of ``dev_suite.csv``'s PiLiD.
+OUT_LIBRARY = REPO / "results" / "studies" / "levers_lam.csv"
 #: ``--uci``: the variants on the paper's UCI sets, on ``studies.uci_new_splits``'s splits.
 OUT_UCI = REPO / "results" / "studies" / "levers_uci.csv"
 KEY = ["variant", "table", "split"]
@@ -200,7 +205,7 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto"},
         lambda n: {**smooth_rule(500.0, floor=0.1)(n), **lam_rule(5.0)(n)},
     ),
-    # the library's variant with 30 fixed pair terms (no choice), and with a longer training
+    # BASELINE_VARIANT with 30 fixed pair terms (no choice), and with a longer training
     # (300 epochs, patience 20): levers for the tables where trees win (mlc_churn), screened on
     # `SCREEN_SPLITS`
     "gamma40_smooth_rows_lam_rows_pairs30": (
@@ -211,20 +216,20 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", "epochs": 300, "patience": 20},
         library_rules,
     ),
-    # the library's variant choosing among 0, 10 and 30 pair terms by inner validation
+    # BASELINE_VARIANT choosing among 0, 10 and 30 pair terms by inner validation
     # (``pairs=[0, 10, 30]``; ``"auto"`` is [0, 10]): 30 fixed pairs helped mlc_churn, hmda and
     # computers on the screening splits and cost the others
     "gamma40_smooth_rows_lam_rows_pairs_0_10_30": (
         {"gamma": 40, "pairs": (0, 10, 30)},
         library_rules,
     ),
-    # the library's variant with a wider MLP (the (64, 32) default was chosen on breast cancer,
+    # BASELINE_VARIANT with a wider MLP (the (64, 32) default was chosen on breast cancer,
     # diabetes and synthetic data; the suite's tables have up to 43,000 rows)
     "gamma40_smooth_rows_lam_rows_pairs_auto_mlp128_64": (
         {"gamma": 40, "pairs": "auto", "hidden_layers": (128, 64)},
         library_rules,
     ),
-    # the library's variant with a bag of 32 (the default 16 was chosen on breast cancer,
+    # BASELINE_VARIANT with a bag of 32 (the default 16 was chosen on breast cancer,
     # diabetes and synthetic data): more members average more of the fits' noise away
     "gamma40_smooth_rows_lam_rows_pairs_auto_bags32": (
         {"gamma": 40, "pairs": "auto", "n_bags": 32},
@@ -234,14 +239,14 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", "hidden_layers": (256, 128)},
         library_rules,
     ),
-    # the library's variant refined at a tenth of the learning rate once early stopping ends
+    # BASELINE_VARIANT refined at a tenth of the learning rate once early stopping ends
     # training (``lr_decay=0.1``: a second phase from the best weights, kept only where it
     # beats them; the issue's learning-rate schedule)
     "gamma40_smooth_rows_lam_rows_pairs_auto_decay0.1": (
         {"gamma": 40, "pairs": "auto", "lr_decay": 0.1},
         library_rules,
     ),
-    # the library's variant itself with another seed (random_state = split seed + 1000) on the
+    # BASELINE_VARIANT itself with another seed (random_state = split seed + 1000) on the
     # same splits: how far a table's mean moves with the seed alone, the scale of the
     # differences the levers are judged by
     "gamma40_smooth_rows_lam_rows_pairs_auto_seed1000": (
@@ -259,21 +264,21 @@ VARIANTS = {
         {"gamma": 40, "pairs": (0, 10, 30), SEED_OFFSET: 1000},
         library_rules,
     ),
-    # the library's variant with each bag member holding out its own early-stopping rows
+    # BASELINE_VARIANT with each bag member holding out its own early-stopping rows
     # (``bag_validation="own"``, as EBM's outer bags do): no row is left out of every member's
     # training, and the choice of ``pairs="auto"`` reads every row out of some members' bags
     "gamma40_smooth_rows_lam_rows_pairs_auto_own_val": (
         {"gamma": 40, "pairs": "auto", "bag_validation": "own"},
         library_rules,
     ),
-    # the library's variant with 100 pieces per feature instead of 40, the roughness penalty's
+    # BASELINE_VARIANT with 100 pieces per feature instead of 40, the roughness penalty's
     # rule unchanged (EBM cuts a feature into up to 1,024 bins; the suite's count features and
     # thresholds want sharp bends where the data hold them)
     "gamma100_smooth_rows_lam_rows_pairs_auto": (
         {"gamma": 100, "pairs": "auto"},
         library_rules,
     ),
-    # the library's variant with a fifth of its roughness penalty (100 / n instead of 500 / n):
+    # BASELINE_VARIANT with a fifth of its roughness penalty (100 / n instead of 500 / n):
     # the penalty on neighbouring pieces holds back the steps of count features and thresholds
     # (the additive part alone loses most to it on computers, mlc_churn and caravan: the
     # ``..._additive_only`` variants below)
@@ -291,14 +296,14 @@ VARIANTS = {
         {"gamma": 40, "pairs": 0, "hidden_layers": None, "smoothness": 0.0},
         lambda n: lam_rule(5.0)(n),
     ),
-    # the library's variant with the MLP seeing each numeric feature piecewise-linearly encoded
+    # BASELINE_VARIANT with the MLP seeing each numeric feature piecewise-linearly encoded
     # on 8 quantile bins (``deep_bins=8``; Gorishniy et al., NeurIPS 2022, whose encoding lifts
     # MLPs towards gradient boosting on tables) instead of one standardised column
     "gamma40_smooth_rows_lam_rows_pairs_auto_bins8": (
         {"gamma": 40, "pairs": "auto", "deep_bins": 8},
         library_rules,
     ),
-    # the library's variant with a category's levels of fewer than 10 fit rows merged into one
+    # BASELINE_VARIANT with a category's levels of fewer than 10 fit rows merged into one
     # (``min_frequency=10``, scikit-learn's OneHotEncoder convention): a level of a few rows
     # gets its own value in the shape and its own one-hot column in the MLP, fitted on those
     # rows alone. Only ames and hotel_rates have such levels in a split's training part; on the
@@ -313,12 +318,12 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", "min_frequency": 10, SEED_OFFSET: 1000},
         library_rules,
     ),
-    # the library's variant with a bag of 8 instead of 16 (issue 52: half the members to train)
+    # BASELINE_VARIANT with a bag of 8 instead of 16 (issue 52: half the members to train)
     "gamma40_smooth_rows_lam_rows_pairs_auto_bags8": (
         {"gamma": 40, "pairs": "auto", "n_bags": 8},
         library_rules,
     ),
-    # the library's variant with the bag's MLPs as one efficient ensemble (issue 51): the
+    # BASELINE_VARIANT with the bag's MLPs as one efficient ensemble (issue 51): the
     # members share the MLP's weights through per-member rank-1 adapters (BatchEnsemble, as TabM
     # trains its k members, ``deep_ensemble="shared"``), each keeping its additive part, its
     # bootstrap rows and its early stopping; the shared weights learn from the mean of the
@@ -331,7 +336,7 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", "deep_ensemble": "shared"},
         library_rules,
     ),
-    # the library's variant choosing ``pairs="auto"`` on each candidate's first 4 bag members
+    # BASELINE_VARIANT choosing ``pairs="auto"`` on each candidate's first 4 bag members
     # (``choice_members=4``), then training only the chosen candidate's other 12 (issue 52: 20
     # members trained instead of 32; the same bag of 16 wherever the choice agrees)
     "gamma40_smooth_rows_lam_rows_pairs_auto_choose4": (
@@ -352,7 +357,7 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto", "choice_members": 8, SEED_OFFSET: 1000},
         library_rules,
     ),
-    # the library's variant with a weaker penalty on the MLP (issue 51: the large regressions,
+    # BASELINE_VARIANT with a weaker penalty on the MLP (issue 51: the large regressions,
     # where LightGBM leads and the MLP carries almost nothing of the output): lam = 0.5 / n and
     # 0.05 / n instead of 5 / n, and the MLP not penalised at all (Omega on the additive part
     # only, ``reg_groups="additive"``)
@@ -374,12 +379,21 @@ VARIANTS = {
         {"gamma": 40, "pairs": "auto"},
         lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(5.0, 5_000)(n)},
     ),
+    # and with the other seed (compared with SEED_VARIANT, seed for seed)
+    "gamma40_smooth_rows_lam_steep_pairs_auto_seed1000": (
+        {"gamma": 40, "pairs": "auto", SEED_OFFSET: 1000},
+        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(5.0, 5_000)(n)},
+    ),
 }
 
 
 #: The variant that the library's defaults are (`pilid.estimators.pilid.LIBRARY_DEFAULTS`: its
-#: rules of n are ``lam="rows"`` and ``smoothness="rows"``, `pilid.models.row_rules`).
-LIBRARY_VARIANT = "gamma40_smooth_rows_lam_rows_pairs_auto"
+#: rules of n are ``lam="rows_steep"`` and ``smoothness="rows"``, `pilid.models.row_rules`).
+LIBRARY_VARIANT = "gamma40_smooth_rows_lam_steep_pairs_auto"
+#: The library's defaults from issue 31 until the steep lam rule (``lam="rows"``): the baseline of
+#: every lever measured in that time, whose refits with other seeds (`SEED_VARIANTS`) are the
+#: seed's own move.
+BASELINE_VARIANT = "gamma40_smooth_rows_lam_rows_pairs_auto"
 
 
 def load_uci(name: str, data_dir=None):
@@ -433,31 +447,33 @@ def on_splits(levers: pd.DataFrame, splits) -> pd.DataFrame:
     return part[count == len(set(splits))].reset_index(drop=True)
 
 
-#: The variants with a weaker penalty on the MLP, measured against today's defaults.
+#: The variants with a weaker penalty on the MLP, measured against the defaults then
+#: (`BASELINE_VARIANT`); the steep rule became the library's.
 WEAKER_MLP_PENALTY = (
     "gamma40_smooth_rows_lam_rows0.5_pairs_auto",
     "gamma40_smooth_rows_lam_rows0.05_pairs_auto",
     "gamma40_smooth_rows_lam_rows_pairs_auto_deep_unpenalised",
     "gamma40_smooth_rows_lam_steep_pairs_auto",
+    "gamma40_smooth_rows_lam_steep_pairs_auto_seed1000",
 )
 
 
 def baseline_of(variant: str) -> str:
     """The variant that ``variant`` changes one or two things of: ``code`` for the variants
-    measured with the code (`CODE`) before one-hot became the default, `LIBRARY_VARIANT` for the
+    measured with the code (`CODE`) before one-hot became the default, `BASELINE_VARIANT` for the
     shared MLP's (``deep_ensemble="shared"``), the choice on the first members'
     (``choice_members``) and the weaker penalties on the MLP (`WEAKER_MLP_PENALTY`), ``defaults``
     for the rest (and for ``code`` and ``code_now`` themselves, the one-hot default's own
     lever)."""
     params = VARIANTS[variant][0] if variant in VARIANTS else {}
-    shared = variant.startswith(f"{LIBRARY_VARIANT}_shared")  # ``_shared_sum``'s rows too
+    shared = variant.startswith(f"{BASELINE_VARIANT}_shared")  # ``_shared_sum``'s rows too
     later = (
         params.get("deep_ensemble") == "shared"
         or "choice_members" in params
         or variant in WEAKER_MLP_PENALTY
     )
-    if later or shared:  # measured against today's defaults
-        return LIBRARY_VARIANT
+    if later or shared:  # measured against the defaults of issue 31
+        return BASELINE_VARIANT
     with_code = params.get("deep_categorical") == "code"
     return "code" if with_code and variant not in ("code", "code_now") else "defaults"
 
@@ -507,17 +523,17 @@ def summarise(levers: pd.DataFrame, suite: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("variant")
 
 
-#: The library's variant refit with another seed: its move from the library's rows is the
-#: scale a lever's change is read against (`against_the_seed`).
+#: `BASELINE_VARIANT` refit with another seed: its move from that variant's rows is the scale a
+#: lever's change is read against (`against_the_seed`).
 SEED_VARIANT = "gamma40_smooth_rows_lam_rows_pairs_auto_seed1000"
-#: Every refit of the library's variant with another seed (`SEED_VARIANT` first): seed readings,
+#: Every refit of `BASELINE_VARIANT` with another seed (`SEED_VARIANT` first): seed readings,
 #: not levers, so `against_the_seed` lists none of them.
 SEED_VARIANTS = (SEED_VARIANT, "gamma40_smooth_rows_lam_rows_pairs_auto_seed2000")
 
 
 def against_the_seed(levers: pd.DataFrame) -> pd.DataFrame:
-    """Per variant, its tables against the library's variant (`LIBRARY_VARIANT`) next to the
-    seed's own move: for each table where the variant, the library's variant and `SEED_VARIANT`
+    """Per variant, its tables against the defaults of issue 31 (`BASELINE_VARIANT`) next to the
+    seed's own move: for each table where the variant, `BASELINE_VARIANT` and `SEED_VARIANT`
     share splits, the variant's change of the mean over those splits (positive: better) and
     the seed's (the absolute change of `SEED_VARIANT`'s mean). A variant fitted with the other
     seed itself (its `SEED_OFFSET`) is compared with `SEED_VARIANT` instead, seed for seed.
@@ -526,22 +542,22 @@ def against_the_seed(levers: pd.DataFrame) -> pd.DataFrame:
     variant and its refits with other seeds (`SEED_VARIANTS`) are left out."""
     columns = ["variant", "tables", "better", "worse", "better_beyond", "worse_beyond"]
     cells = levers.pivot_table(index=["table", "split"], columns="variant", values="value")
-    if LIBRARY_VARIANT not in cells or SEED_VARIANT not in cells:
+    if BASELINE_VARIANT not in cells or SEED_VARIANT not in cells:
         return pd.DataFrame(columns=columns).set_index("variant")
     metric = levers.groupby("table")["metric"].first()
     rows = []
     for variant in levers["variant"].unique():
-        if variant in (LIBRARY_VARIANT, *SEED_VARIANTS):
+        if variant in (BASELINE_VARIANT, *SEED_VARIANTS):
             continue
-        shared = cells[[variant, LIBRARY_VARIANT, SEED_VARIANT]].dropna()
+        shared = cells[[variant, BASELINE_VARIANT, SEED_VARIANT]].dropna()
         if shared.empty:
             continue
         means = shared.groupby(level="table").mean()
         sign = np.where(metric[means.index].map(LOWER_IS_BETTER).astype(bool), -1.0, 1.0)
         reseeded = variant in VARIANTS and VARIANTS[variant][0].get(SEED_OFFSET, 0) != 0
-        baseline = SEED_VARIANT if reseeded else LIBRARY_VARIANT
+        baseline = SEED_VARIANT if reseeded else BASELINE_VARIANT
         change = (means[variant] - means[baseline]) * sign
-        seed = (means[SEED_VARIANT] - means[LIBRARY_VARIANT]).abs()
+        seed = (means[SEED_VARIANT] - means[BASELINE_VARIANT]).abs()
         rows.append(
             {
                 "variant": variant,

@@ -163,3 +163,26 @@ def test_differences_name_parameters_whose_defaults_differ():
     assert parameter_table.differences(PiLiDRegressor, PiLiDClassifier) == []
     differ = parameter_table.differences(PiLiDRegressor, PiLiBRegressor)
     assert "gamma" in differ and "n_blocks" in differ and "lr" not in differ
+
+
+def test_rows_of_another_lever_csv_join_only_where_the_frame_has_none():
+    """``:with:``: the named variants' rows of another CSV are added, a (variant, table, split)
+    the frame already has keeps its own value, and other variants stay out."""
+    key = ["variant", "table", "split", "value"]
+    mine = pd.DataFrame([("lever", "a", 0, 1.0), ("base", "a", 0, 2.0)], columns=key)
+    other = pd.DataFrame(
+        [("base", "a", 0, 9.0), ("base", "a", 1, 3.0), ("seed", "a", 0, 4.0), ("x", "a", 0, 5.0)],
+        columns=key,
+    )
+    joined = study_tables.with_rows(mine, other, ["base", "seed"])
+    got = {tuple(r[:3]): r[3] for r in joined[key].itertuples(index=False)}
+    assert got == {
+        ("lever", "a", 0): 1.0,
+        ("base", "a", 0): 2.0,
+        ("base", "a", 1): 3.0,
+        ("seed", "a", 0): 4.0,
+    }
+    with pytest.raises(ValueError, match="no variant nosuch in the :with: CSV"):
+        study_tables.with_rows(mine, other, ["nosuch"])
+    with pytest.raises(ValueError, match=":with: needs :with-variants:"):
+        study_tables.with_rows(mine, other, [])

@@ -136,7 +136,7 @@ def test_the_layer_0_constraints_become_scikit_learns():
 
 def test_the_engines_option_tuples_are_the_declared_ones():
     from pilid.estimators.neural import DEEP_CATEGORICAL, INITS
-    from pilid.models.row_rules import ROWS
+    from pilid.models.row_rules import LAM_RULES, ROWS
     from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
     from pilid.nn.piecewise import KNOT_METHODS
     from pilid.train.losses import REGS
@@ -147,7 +147,7 @@ def test_the_engines_option_tuples_are_the_declared_ones():
     assert hp.options(hp.PILID, "optimizer") == OPTIMIZERS
     assert hp.options(hp.PILID, "init") == INITS == ("lstsq", "gaussian")
     assert hp.options(hp.PILID, "deep_categorical") == DEEP_CATEGORICAL == ("onehot", "code")
-    assert ROWS in hp.options(hp.PILID, "lam") and ROWS in hp.options(hp.PILID, "smoothness")
+    assert hp.options(hp.PILID, "lam") == LAM_RULES and ROWS in hp.options(hp.PILID, "smoothness")
     (hidden,) = hp.by_name(hp.PILID, "hidden_layers")
     assert hidden.paper == PAPER_HIDDEN_LAYERS
 

@@ -51,7 +51,7 @@ def test_the_seed_variant_is_the_library_variant_with_another_random_state():
     again = study.make_variant(
         "gamma40_smooth_rows_lam_rows_pairs_auto_seed1000", "regression", 3, 2400
     )
-    library = study.make_variant(study.LIBRARY_VARIANT, "regression", 3, 2400)
+    library = study.make_variant(study.BASELINE_VARIANT, "regression", 3, 2400)
     assert again.random_state == 1003 and library.random_state == 3
     assert again.set_params(random_state=3).get_params() == library.get_params()
 
@@ -65,7 +65,7 @@ def test_rules_resolve_to_their_value_at_the_rows_and_other_values_stay():
 
 def test_changes_are_read_against_the_seeds_own_move_by_hand():
     study = lever_study
-    library, seed = study.LIBRARY_VARIANT, study.SEED_VARIANT
+    library, seed = study.BASELINE_VARIANT, study.SEED_VARIANT
     reseeded = "gamma40_smooth_rows_lam_rows_pairs_0_10_30_seed1000"
     assert study.VARIANTS[reseeded][0][study.SEED_OFFSET] == 1000
 
@@ -187,17 +187,19 @@ def test_the_library_variant_is_the_library_defaults_at_every_size():
     every variant stands on the earlier defaults, not on today's."""
     from pilid import PiLiDRegressor
     from pilid.estimators.pilid import LIBRARY_DEFAULTS
-    from pilid.models.row_rules import rows_lam, rows_smoothness
+    from pilid.models.row_rules import rows_smoothness, rows_steep_lam
 
     study = lever_study
     library = PiLiDRegressor().get_params()
     for n in (50, 1904, 5000, 40000, 10**7):
         variant = study.make_variant(study.LIBRARY_VARIANT, "regression", 0, n).get_params()
-        assert variant["lam"] == rows_lam(n) == min(max(5.0 / n, 1e-6), 1e-2)
+        steep = 5.0 / n if n <= 5000 else 5.0 / n * 5000 / n  # by hand
+        assert variant["lam"] == rows_steep_lam(n) == pytest.approx(min(max(steep, 1e-6), 1e-2))
         assert variant["smoothness"] == rows_smoothness(n) == min(max(500.0 / n, 1e-3), 10.0)
         rest = {k: v for k, v in variant.items() if k not in ("lam", "smoothness")}
         assert rest == {**{k: library[k] for k in rest}, "random_state": 0}
-    assert library["lam"] == library["smoothness"] == "rows" and library["pairs"] == "auto"
+    assert library["lam"] == "rows_steep" and library["smoothness"] == "rows"
+    assert library["pairs"] == "auto"
     earlier = study.make_variant("defaults", "regression", 0, 1000).get_params()
     earlier_defaults = study.EARLIER_DEFAULTS
     assert {k: earlier[k] for k in earlier_defaults} == earlier_defaults
@@ -222,7 +224,7 @@ def test_uci_runs_refuse_the_papers_seeds_and_tables_of_the_other_kind(tmp_path,
 
 def test_a_uci_summary_compares_with_the_earlier_defaults_rows_of_its_own_file(tmp_path, capsys):
     study = lever_study
-    variant = study.LIBRARY_VARIANT
+    variant = study.BASELINE_VARIANT
     base = dict(task="regression", metric="mse", fit_seconds=1.0, n_train=8, n_test=2)
     mine = [
         dict(variant=v, table="bike", split=100, value=value, **base)
@@ -281,13 +283,13 @@ def test_the_summary_shows_only_cells_that_have_every_split_asked_for():
 
 @pytest.mark.parametrize("uci", [False, True], ids=["suite", "uci"])
 def test_the_library_variants_rows_are_the_committed_pilid_rows(uci):
-    """The library's defaults are the variant `LIBRARY_VARIANT`: its rows in levers.csv
-    (levers_uci.csv) equal dev_suite.csv's (uci_new_splits.csv's) PiLiD rows exactly, the same
-    fits on every cell."""
+    """The library's defaults are the variant `LIBRARY_VARIANT`: its rows in the run that confirmed
+    it (`lever_study.OUT_LIBRARY`; levers_uci.csv) equal dev_suite.csv's (uci_new_splits.csv's)
+    PiLiD rows exactly, the same fits on every cell."""
     study = lever_study
     suite = dev_suite
     uci_script = uci_new_splits
-    levers = pd.read_csv(study.OUT_UCI if uci else study.OUT)
+    levers = pd.read_csv(study.OUT_UCI if uci else study.OUT_LIBRARY)
     peers = suite.read_results(uci_script.OUT if uci else suite.OUT)
     library = levers[levers["variant"] == study.LIBRARY_VARIANT].drop(columns="variant")
     mine = peers[peers["model"] == "pilid"].drop(columns="model")

@@ -284,3 +284,18 @@ def test_rules_of_the_rows_count_the_rows_of_positive_weight():
     assert fitted.smoothness_ == rows_smoothness(100) == 5.0  # 500 / 100
     scaled = clone(est).fit(X, y, sample_weight=7.5 * w)
     assert (scaled.lam_, scaled.smoothness_) == (fitted.lam_, fitted.smoothness_)
+
+
+def test_the_steep_lam_rule_is_the_rows_rule_up_to_the_knee_and_falls_as_the_square_beyond():
+    """``lam="rows_steep"`` (the default): 5 / n up to 5,000 rows of weight > 0, as ``"rows"``;
+    beyond, 5 / n * 5,000 / n, computed here by hand, and never under the 1e-6 floor."""
+    from pilid.models.row_rules import resolve_lam, rows_lam, rows_steep_lam
+
+    for n in (100, 1904, 5000):
+        assert rows_steep_lam(n) == rows_lam(n) == resolve_lam("rows_steep", n)
+    assert rows_steep_lam(50_000) == pytest.approx(5.0 / 50_000 * 5_000 / 50_000)  # 1e-5
+    assert rows_steep_lam(10_000) == pytest.approx(rows_lam(10_000) / 2)
+    assert rows_steep_lam(10**6) == 1e-6  # 2.5e-8, floored
+    X, y, _ = _data(n=120)
+    fitted = PiLiDRegressor(gamma=3, hidden_layers=(8,), pairs=0, **DETERMINISTIC).fit(X, y)
+    assert PiLiDRegressor().lam == "rows_steep" and fitted.lam_ == rows_steep_lam(120)

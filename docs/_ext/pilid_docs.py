@@ -13,7 +13,9 @@ Views and their options: ``pivot`` (``:index:``, ``:columns:``, ``:values:``, ``
 ``:query:``, ``:size:``, ``:digits:``), ``suite-summary``, ``suite-verdict``, ``drift`` and
 ``drift-verdict`` (``:against:`` a rerun, ``:names:`` ``first; second``), ``lever-variants``,
 ``lever-counts``, ``lever-ranks``, ``lever-means``, ``defaults-change`` (``:suite:`` the peers'
-CSV; ``:splits:``, ``:variants:``), ``lever-seed`` (``:splits:``, ``:variants:``).
+CSV; ``:splits:``, ``:variants:``), ``lever-seed`` (``:splits:``, ``:variants:``). A lever view
+takes ``:with:`` another lever CSV and ``:with-variants:`` the variants whose rows it adds (the
+defaults' fits committed with another study).
 
 ``hyperparameters``: one row per constructor parameter of an estimator, its default read from
 the signature and the paper's value from ``PAPER_PROTOCOL`` and the paper's config
@@ -82,6 +84,8 @@ class StudyTable(Directive):
         "caption": directives.unchanged,
         "against": directives.unchanged,
         "suite": directives.unchanged,
+        "with": directives.unchanged,
+        "with-variants": directives.unchanged,
         "names": directives.unchanged,
         "splits": directives.unchanged,
         "variants": directives.unchanged,
@@ -98,7 +102,7 @@ class StudyTable(Directive):
         """Compute the table of the CSV of the argument; a bad option or CSV is a warning."""
         path = self.arguments[0]
         env = self.state.document.settings.env
-        for key in ("", "against", "suite"):
+        for key in ("", "against", "suite", "with"):
             csv = path if not key else self.options.get(key)
             if csv:
                 env.note_dependency(str(study_tables.ROOT / csv))

@@ -402,13 +402,32 @@ def read(path: str | Path) -> pd.DataFrame:
     return pd.read_csv(full)
 
 
+def with_rows(levers: pd.DataFrame, other: pd.DataFrame, variants) -> pd.DataFrame:
+    """``levers`` and the rows of ``variants`` from another lever CSV ``other`` (the same fits
+    committed with another study: the defaults and their refit with the seed + 1000, which a
+    lever read against them needs beside its own rows); a (variant, table, split) that
+    ``levers`` has keeps its own row."""
+    if not variants:
+        raise ValueError(":with: needs :with-variants: (the variants to take from it)")
+    missing = sorted(set(variants) - set(other["variant"]))
+    if missing:
+        raise ValueError(f"no variant {', '.join(missing)} in the :with: CSV")
+    key = ["variant", "table", "split"]
+    taken = other[other["variant"].isin(list(variants))]
+    known = pd.MultiIndex.from_frame(levers[key])
+    taken = taken[~pd.MultiIndex.from_frame(taken[key]).isin(known)]
+    return pd.concat([levers, taken[levers.columns]], ignore_index=True)
+
+
 def build(view: str, path: str, options: dict) -> Table:
     """The `Table` of ``view`` on the CSV ``path`` with the directive's ``options`` (strings:
-    ``against``, ``suite``, ``splits``, ``variants``, ``index``, ``columns``, ``values``,
-    ``aggregate``, ``query``, ``size``, ``digits``, ``names``)."""
+    ``against``, ``suite``, ``with`` and ``with-variants``, ``splits``, ``variants``, ``index``,
+    ``columns``, ``values``, ``aggregate``, ``query``, ``size``, ``digits``, ``names``)."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
     frame = read(path)
+    if options.get("with"):
+        frame = with_rows(frame, read(options["with"]), _list(options.get("with-variants")))
     digits = int(options.get("digits") or 4)
     splits = tuple(int(s) for s in _list(options.get("splits")))
     variants = tuple(_list(options.get("variants")))

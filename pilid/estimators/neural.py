@@ -147,7 +147,8 @@ def resolved_smoothness(est) -> float:
 
 def resolved_lam(est) -> float:
     """The penalty weight lambda (Eq. 11) a unit trains with: its ``lam_`` (``lam``, or the value
-    of ``lam="rows"`` at the fit rows, `pilid.models.row_rules`); before a fit, ``lam``."""
+    of a rule of the rows such as ``lam="rows_steep"`` at the fit rows, `pilid.models.row_rules`);
+    before a fit, ``lam``."""
     lam = getattr(est, "lam_", getattr(est, "lam", 0.0))
     return float(lam)
 
@@ -266,7 +267,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             batch_size=int(self.batch_size),
             patience=self.patience,
             reg=getattr(self, "reg", "l2"),
-            lam=resolved_lam(self),  # ``lam="rows"``: its value at the fit rows
+            lam=resolved_lam(self),  # a rule of the rows: its value at the fit rows
             regularized=self._regularized,
             extra_loss=self._extra_loss,  # returns None where there is no extra term
             verbose=bool(self.verbose),

@@ -63,7 +63,8 @@ __all__ = [
 #: Chosen on the development suite of R's tables (`pilid.data.suite`; never on a UCI set of the
 #: paper; see the documentation's study pages): 40 pieces per feature held smooth by a roughness
 #: penalty whose weight is a rule of the training rows (``smoothness="rows"``: 500 / n), the
-#: MLP's lam a rule of the rows too (``lam="rows"``: 5 / n; `pilid.models.row_rules`), pair
+#: MLP's lam a rule of the rows too (``lam="rows_steep"``: 5 / n up to 5,000 rows, falling as
+#: 1 / n^2 beyond; `pilid.models.row_rules`), pair
 #: terms for FAST's first pairs where inner validation keeps them (``pairs="auto"``), a (64, 32)
 #: MLP and a bag of 16 (both beat the paper's six layers and one model on breast cancer,
 #: diabetes and synthetic data).
@@ -105,9 +106,11 @@ _PILID_DOC = (
         [0.05].
     reg : {"l2", "l1"}, default="l2"
         The penalty Omega of Eq. 11.
-    lam : float or "rows", default="rows"
+    lam : float, "rows" or "rows_steep", default="rows_steep"
         Its weight lambda [1e-5]. ``"rows"``: a rule of the n training rows, 5 / n clipped to
-        [1e-6, 1e-2] (`pilid.models.row_rules`; 1e-3 at 5,000 rows), the value in ``lam_``.
+        [1e-6, 1e-2] (`pilid.models.row_rules`; 1e-3 at 5,000 rows); ``"rows_steep"``: the same
+        up to 5,000 rows and 5 / n * 5,000 / n beyond (1e-5 at 50,000 rows), so that on many
+        rows the MLP is held back less. The value is in ``lam_``.
     reg_groups : str or sequence of str, default="all"
         What Omega covers: ``"all"`` (Eq. 11), ``"additive"``, ``"deep"``, or any of ``"w"``,
         ``"b"``, ``"omega"``.

@@ -9,7 +9,7 @@ estimator of the paper (those are `pilid.estimators`, the harness's comparison m
   `monotone` (`monotone_constraints`), `frame_input` (peers that take DataFrames only);
 - outputs: `outputs` (logit classifiers), `multiclass` (K > 2 classes: a softmax group of class
   members), `bagging` (bags of members and their bands);
-- choices made at fit: `row_rules` (``lam="rows"``, ``smoothness="rows"``), `shape_choice`
+- choices made at fit: `row_rules` (``lam="rows_steep"``, ``smoothness="rows"``), `shape_choice`
   (``smoothness="auto"``, ``pairs="auto"``), `pair_choice` (FAST's pairs);
 - `metrics`: the paper's metrics (MSE, AUC).
 """
