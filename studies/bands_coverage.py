@@ -37,10 +37,10 @@ from pilid.inspection.fidelity import estimator_fidelity
 from studies.lever_study import EARLIER_DEFAULTS, lam_rule, resolve_rules, smooth_rule
 
 #: The hyper-parameters besides n_bags: the paper's protocol (gamma=5), the library's defaults
-#: (``library``: 40 pieces held smooth at 500 / n, lam 5 / n, pairs by inner validation), those
-#: before issue 31 (``library_earlier``, `EARLIER_DEFAULTS`), and the candidates measured on top of
-#: those earlier ones on the way (``library_*``): 40 pieces held smooth (``gamma=40,
-#: smoothness=0.1``), or with the smoothness a rule of the training rows n
+#: (``library``: 40 pieces held smooth at 500 / n, ``lam="rows_steep"``, pairs by inner
+#: validation), those before issue 31 (``library_earlier``, `EARLIER_DEFAULTS`), and the
+#: candidates measured on top of those earlier ones on the way (``library_*``): 40 pieces held
+#: smooth (``gamma=40, smoothness=0.1``), or with the smoothness a rule of the training rows n
 #: (`lever_study.smooth_rule`: 500 / n; a value that is a function of n is called with it).
 DEFAULTS = {
     "paper": dict(PAPER_PROTOCOL),

@@ -608,7 +608,7 @@ def format_summary(levers: pd.DataFrame, suite: pd.DataFrame) -> str:
     if len(seeded):
         lines += [
             "",
-            f"against the library's defaults, beside the seed's own move ({SEED_VARIANT}):",
+            f"against {BASELINE_VARIANT}, beside the seed's own move ({SEED_VARIANT}):",
         ]
     for row in seeded.itertuples():
         lines.append(

@@ -306,8 +306,8 @@ def lever_ranks(levers: pd.DataFrame, suite: pd.DataFrame, splits=(), variants=(
 
 
 def lever_seed(levers: pd.DataFrame, splits=(), variants=()) -> Table:
-    """Per variant, against the library's defaults beside the seed's own move
-    (``lever_study.against_the_seed``)."""
+    """Per variant, against the defaults of issue 31 (``lever_study.BASELINE_VARIANT``) beside the
+    seed's own move (``lever_study.against_the_seed``)."""
     study = script("lever_study")
     part = study.on_splits(levers, splits) if splits else levers
     seeded = study.against_the_seed(part)
