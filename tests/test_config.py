@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
@@ -41,6 +43,12 @@ def test_every_group_option_composes(group):
         cfg = _compose([f"{group}={option}", *given])
         OmegaConf.resolve(cfg)
         assert cfg[group].name == option
+        target = OmegaConf.select(cfg, f"{group}.regressor._target_") or ""
+        package = target.split(".")[0]
+        if package and importlib.util.find_spec(package) is None:  # an optional peer's extra
+            with pytest.raises(PilidError, match=f"No module named '{package}'.*install its"):
+                check_config(cfg)
+            continue
         check_config(cfg)
 
 
