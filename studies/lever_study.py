@@ -54,7 +54,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from pilid.data.suite import SUITE, load_suite_table
-from pilid.models.row_rules import LAM_RANGE, SMOOTHNESS_RANGE, per_rows
+from pilid.models.row_rules import LAM_RANGE, SMOOTHNESS_RANGE, per_rows, rows_steep_lam
 from pilid.tasks import LOWER_IS_BETTER
 from studies import dev_suite, uci_new_splits
 
@@ -85,10 +85,10 @@ def lam_rule(c: float):
     return lambda n: {"lam": per_rows(c, n, *LAM_RANGE)}
 
 
-def steep_lam_rule(c: float, knee: int):
-    """lam = c / n up to ``knee`` rows and c / n * knee / n beyond (a penalty that falls as
-    1 / n^2 on many rows), clipped to [1e-6, 1e-2]."""
-    return lambda n: {"lam": per_rows(c * min(1.0, knee / n), n, *LAM_RANGE)}
+def steep_lam_rule(n: int) -> dict:
+    """lam = 5 / n up to 5,000 rows and 5 / n * 5,000 / n beyond (a penalty that falls as
+    1 / n^2 on many rows): the library's ``lam="rows_steep"`` (`pilid.models.row_rules`)."""
+    return {"lam": rows_steep_lam(n)}
 
 
 def smooth_rule(c: float, floor: float = SMOOTHNESS_RANGE[0]):
@@ -377,12 +377,12 @@ VARIANTS = {
     # tables want it) and 5 / n * 5,000 / n above: a tenth of it at 50,000 rows
     "gamma40_smooth_rows_lam_steep_pairs_auto": (
         {"gamma": 40, "pairs": "auto"},
-        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(5.0, 5_000)(n)},
+        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n)},
     ),
     # and with the other seed (compared with SEED_VARIANT, seed for seed)
     "gamma40_smooth_rows_lam_steep_pairs_auto_seed1000": (
         {"gamma": 40, "pairs": "auto", SEED_OFFSET: 1000},
-        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(5.0, 5_000)(n)},
+        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n)},
     ),
 }
 
