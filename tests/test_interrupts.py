@@ -101,6 +101,63 @@ def test_sighup_ends_a_sweep_with_one_line_naming_it(tmp_path, launcher, how, hu
     assert _values(again.records) == hup_reference
 
 
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_a_signal_inside_omegaconf_waits_until_omegaconf_returns(name):
+    """A signal that arrives while OmegaConf resolves a value (as Hydra composes a sweep's next
+    job) lets the resolution finish whole; ``Terminated`` comes right after, outside OmegaConf
+    (raised inside, it tore the config apart: exit 1 and OmegaConf's error, not the line)."""
+    import time
+
+    from pilid.experiments.interrupts import Terminated, signals_as_exceptions
+
+    signum = getattr(signal, name)
+    if signal.getsignal(signum) not in (signal.SIG_DFL, None):
+        pytest.skip(f"{name} is handled or ignored here, so the block leaves it alone")
+    events = []
+
+    def slow_value():
+        if not events:  # the first resolution only
+            os.kill(os.getpid(), signum)
+            time.sleep(0.3)  # the handler runs in here, inside OmegaConf's frames
+        events.append("resolved")
+        return 7
+
+    OmegaConf.register_new_resolver("pilid_test_slow_value", slow_value, replace=True)
+    cfg = OmegaConf.create({"a": "${pilid_test_slow_value:}", "b": 1})
+    start = time.monotonic()
+    with pytest.raises(Terminated) as stop, signals_as_exceptions():
+        events.append(cfg.a)
+        time.sleep(10)  # the signal is raised here, once OmegaConf has returned
+    assert events == ["resolved", 7]
+    assert stop.value.signum == signum
+    assert time.monotonic() - start < 5
+    assert OmegaConf.to_container(cfg, resolve=True) == {"a": 7, "b": 1}
+    assert signal.getsignal(signum) in (signal.SIG_DFL, None)  # the handler is restored
+
+
+def test_a_signal_still_waiting_when_the_block_ends_is_raised_there():
+    """The block ends while OmegaConf still holds a signal back: ``Terminated`` on the way out,
+    never a silent loss of the signal."""
+    import time
+
+    from pilid.experiments.interrupts import Terminated, signals_as_exceptions
+
+    if signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None):
+        pytest.skip("SIGTERM is handled or ignored here, so the block leaves it alone")
+
+    def kill_and_return():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.005)
+        return 1
+
+    OmegaConf.register_new_resolver("pilid_test_kill_late", kill_and_return, replace=True)
+    cfg = OmegaConf.create({"a": "${pilid_test_kill_late:}"})
+    with pytest.raises(Terminated), signals_as_exceptions():
+        assert cfg.a == 1  # the block ends at once: the retry has not come yet
+    assert signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None)
+
+
 # -- the report: an interrupt leaves the folder whole, in one line -----------------------------
 CONF = ROOT / "conf"
 

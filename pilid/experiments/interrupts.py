@@ -48,27 +48,64 @@ TERMINATING = tuple(
 )
 
 
+#: Seconds between two looks, while a signal waits for the main thread to leave OmegaConf.
+RETRY_SECONDS = 0.02
+
+
+def _inside_omegaconf(frame: Any) -> bool:
+    """Whether ``frame`` or a frame that called it runs OmegaConf's code: an exception raised
+    there can leave a config half-changed, and OmegaConf's clean-up then fails with another
+    error that hides the signal (Hydra composing a sweep's next job printed "'NoneType' object
+    has no attribute '_invalidate_flags_cache'" and exit 1 instead of the interrupted line)."""
+    import omegaconf
+
+    package = omegaconf.__file__.rsplit("__init__", 1)[0]
+    while frame is not None:
+        if frame.f_code.co_filename.startswith(package):
+            return True
+        frame = frame.f_back
+    return False
+
+
 @contextlib.contextmanager
 def signals_as_exceptions() -> Iterator[None]:
     """Turn SIGTERM and SIGHUP into ``Terminated`` while the block runs (main thread only, and
     only where nobody else, e.g. submitit, handles the signal already, and where it is not
-    ignored: SIGHUP under ``nohup``); SIGINT stays KeyboardInterrupt."""
+    ignored: SIGHUP under ``nohup``); SIGINT stays KeyboardInterrupt.
+
+    A signal that arrives while OmegaConf's code runs waits until it has returned (the signal
+    is sent again every ``RETRY_SECONDS``), so that the exception never tears a config apart;
+    one still waiting when the block ends is raised there."""
+    import os
     import threading
 
     previous = {}
+    waiting: dict[int, threading.Timer] = {}
+
+    def handler(signum, frame):
+        waiting.pop(signum, None)
+        if _inside_omegaconf(frame):
+            waiting[signum] = timer = threading.Timer(
+                RETRY_SECONDS, os.kill, (os.getpid(), signum)
+            )
+            timer.daemon = True
+            timer.start()
+            return
+        raise Terminated(signum)
+
     if threading.current_thread() is threading.main_thread():
-
-        def handler(signum, frame):
-            raise Terminated(signum)
-
         for signum in TERMINATING:
             if signal.getsignal(signum) in (signal.SIG_DFL, None):
                 previous[signum] = signal.signal(signum, handler)
     try:
         yield
     finally:
+        for timer in waiting.values():
+            timer.cancel()
         for signum, before in previous.items():
             signal.signal(signum, before if before is not None else signal.SIG_DFL)
+        if waiting:
+            raise Terminated(next(iter(waiting)))
 
 
 #: The configs of the settings the command runs (a ``-m`` sweep: every job), for the line.
