@@ -85,9 +85,7 @@ def signals_as_exceptions() -> Iterator[None]:
     def handler(signum, frame):
         waiting.pop(signum, None)
         if _inside_omegaconf(frame):
-            waiting[signum] = timer = threading.Timer(
-                RETRY_SECONDS, os.kill, (os.getpid(), signum)
-            )
+            waiting[signum] = timer = threading.Timer(RETRY_SECONDS, os.kill, (os.getpid(), signum))
             timer.daemon = True
             timer.start()
             return
