@@ -54,7 +54,13 @@ import pandas as pd
 from tqdm import tqdm
 
 from pilid.data.suite import SUITE, load_suite_table
-from pilid.models.row_rules import LAM_RANGE, SMOOTHNESS_RANGE, per_rows, rows_steep_lam
+from pilid.models.row_rules import (
+    LAM_KNEE_ROWS,
+    LAM_RANGE,
+    SMOOTHNESS_RANGE,
+    per_rows,
+    rows_steep_lam,
+)
 from pilid.tasks import LOWER_IS_BETTER
 from studies import dev_suite, uci_new_splits
 
@@ -89,6 +95,12 @@ def steep_lam_rule(n: int) -> dict:
     """lam = 5 / n up to 5,000 rows and 5 / n * 5,000 / n beyond (a penalty that falls as
     1 / n^2 on many rows): the library's ``lam="rows_steep"`` (`pilid.models.row_rules`)."""
     return {"lam": rows_steep_lam(n)}
+
+
+def bags_rule(many: int, knee: int = LAM_KNEE_ROWS):
+    """n_bags = 16 (the library's) up to ``knee`` training rows and ``many`` beyond: fewer
+    members where each one sees many rows (the knee of ``lam="rows_steep"``)."""
+    return lambda n: {"n_bags": 16 if n <= knee else many}
 
 
 def smooth_rule(c: float, floor: float = SMOOTHNESS_RANGE[0]):
@@ -383,6 +395,16 @@ VARIANTS = {
     "gamma40_smooth_rows_lam_steep_pairs_auto_seed1000": (
         {"gamma": 40, "pairs": "auto", SEED_OFFSET: 1000},
         lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n)},
+    ),
+    # LIBRARY_VARIANT with a bag of 8 instead of 16 above 5,000 training rows (issue 52: half the
+    # members where each member sees many rows; the same fits up to 5,000 rows), with both seeds
+    "gamma40_smooth_rows_lam_steep_pairs_auto_bags8_above5k": (
+        {"gamma": 40, "pairs": "auto"},
+        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **bags_rule(8)(n)},
+    ),
+    "gamma40_smooth_rows_lam_steep_pairs_auto_bags8_above5k_seed1000": (
+        {"gamma": 40, "pairs": "auto", SEED_OFFSET: 1000},
+        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **bags_rule(8)(n)},
     ),
 }
 
