@@ -553,33 +553,37 @@ SEED_VARIANT = "gamma40_smooth_rows_lam_rows_pairs_auto_seed1000"
 SEED_VARIANTS = (SEED_VARIANT, "gamma40_smooth_rows_lam_rows_pairs_auto_seed2000")
 
 
-def against_the_seed(levers: pd.DataFrame) -> pd.DataFrame:
-    """Per variant, its tables against the defaults of issue 31 (`BASELINE_VARIANT`) next to the
-    seed's own move: for each table where the variant, `BASELINE_VARIANT` and `SEED_VARIANT`
-    share splits, the variant's change of the mean over those splits (positive: better) and
-    the seed's (the absolute change of `SEED_VARIANT`'s mean). A variant fitted with the other
-    seed itself (its `SEED_OFFSET`) is compared with `SEED_VARIANT` instead, seed for seed.
-    Counts ``better`` / ``worse`` and, of those, the tables where the change is larger than the
-    seed's own (``better_beyond`` / ``worse_beyond``); ``tables`` compared. The library's
-    variant and its refits with other seeds (`SEED_VARIANTS`) are left out."""
+def against_the_seed(
+    levers: pd.DataFrame, baseline: str = BASELINE_VARIANT, reseeded_baseline: str = SEED_VARIANT
+) -> pd.DataFrame:
+    """Per variant, its tables against ``baseline`` (default: the defaults of issue 31,
+    `BASELINE_VARIANT`) next to the seed's own move: for each table where the variant,
+    ``baseline`` and ``reseeded_baseline`` (``baseline`` refit with the seed + 1000, default
+    `SEED_VARIANT`) share splits, the variant's change of the mean over those splits (positive:
+    better) and the seed's (the absolute change of ``reseeded_baseline``'s mean from
+    ``baseline``'s). A variant fitted with the other seed itself (its `SEED_OFFSET`) is compared
+    with ``reseeded_baseline`` instead, seed for seed. Counts ``better`` / ``worse`` and, of
+    those, the tables where the change is larger than the seed's own (``better_beyond`` /
+    ``worse_beyond``); ``tables`` compared. The two baselines and the refits of
+    `BASELINE_VARIANT` with other seeds (`SEED_VARIANTS`) are left out."""
     columns = ["variant", "tables", "better", "worse", "better_beyond", "worse_beyond"]
     cells = levers.pivot_table(index=["table", "split"], columns="variant", values="value")
-    if BASELINE_VARIANT not in cells or SEED_VARIANT not in cells:
+    if baseline not in cells or reseeded_baseline not in cells:
         return pd.DataFrame(columns=columns).set_index("variant")
     metric = levers.groupby("table")["metric"].first()
     rows = []
     for variant in levers["variant"].unique():
-        if variant in (BASELINE_VARIANT, *SEED_VARIANTS):
+        if variant in (baseline, reseeded_baseline, BASELINE_VARIANT, *SEED_VARIANTS):
             continue
-        shared = cells[[variant, BASELINE_VARIANT, SEED_VARIANT]].dropna()
+        shared = cells[[variant, baseline, reseeded_baseline]].dropna()
         if shared.empty:
             continue
         means = shared.groupby(level="table").mean()
         sign = np.where(metric[means.index].map(LOWER_IS_BETTER).astype(bool), -1.0, 1.0)
         reseeded = variant in VARIANTS and VARIANTS[variant][0].get(SEED_OFFSET, 0) != 0
-        baseline = SEED_VARIANT if reseeded else BASELINE_VARIANT
-        change = (means[variant] - means[baseline]) * sign
-        seed = (means[SEED_VARIANT] - means[BASELINE_VARIANT]).abs()
+        against = reseeded_baseline if reseeded else baseline
+        change = (means[variant] - means[against]) * sign
+        seed = (means[reseeded_baseline] - means[baseline]).abs()
         rows.append(
             {
                 "variant": variant,

@@ -186,3 +186,13 @@ def test_rows_of_another_lever_csv_join_only_where_the_frame_has_none():
         study_tables.with_rows(mine, other, ["nosuch"])
     with pytest.raises(ValueError, match=":with: needs :with-variants:"):
         study_tables.with_rows(mine, other, [])
+
+
+def test_tables_keeps_the_rows_of_those_tables_and_names_one_the_csv_lacks():
+    frame = pd.DataFrame(
+        {"variant": ["a", "a", "b"], "table": ["t1", "t2", "t1"], "split": [0, 0, 0]}
+    )
+    kept = study_tables.only_tables(frame, ["t1"])
+    assert kept[["variant", "table"]].values.tolist() == [["a", "t1"], ["b", "t1"]]
+    with pytest.raises(ValueError, match="t3"):
+        study_tables.only_tables(frame, ["t1", "t3"])

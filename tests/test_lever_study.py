@@ -113,6 +113,10 @@ def test_changes_are_read_against_the_seeds_own_move_by_hand():
     part = levers[~((levers["variant"] == seed) & (levers["split"] == 1))]
     assert study.against_the_seed(part).loc["lever", "tables"] == 3
     assert study.against_the_seed(levers[levers["variant"] != seed]).empty
+    # another baseline and its refit with the seed + 1000: the same reading under other names
+    renamed = levers.replace({"variant": {library: "steep", seed: "steep_seed1000"}})
+    other = study.against_the_seed(renamed, "steep", "steep_seed1000").drop(reseeded)
+    assert other.equals(table)
 
 
 def test_the_summary_counts_wins_against_each_baseline_and_ebm_by_hand():

@@ -13,9 +13,11 @@ Views and their options: ``pivot`` (``:index:``, ``:columns:``, ``:values:``, ``
 ``:query:``, ``:size:``, ``:digits:``), ``suite-summary``, ``suite-verdict``, ``drift`` and
 ``drift-verdict`` (``:against:`` a rerun, ``:names:`` ``first; second``), ``lever-variants``,
 ``lever-counts``, ``lever-ranks``, ``lever-means``, ``defaults-change`` (``:suite:`` the peers'
-CSV; ``:splits:``, ``:variants:``), ``lever-seed`` (``:splits:``, ``:variants:``). A lever view
-takes ``:with:`` another lever CSV and ``:with-variants:`` the variants whose rows it adds (the
-defaults' fits committed with another study).
+CSV; ``:splits:``, ``:variants:``), ``lever-seed`` (``:splits:``, ``:variants:``,
+``:baseline:`` a variant and its refit with the seed + 1000 instead of the defaults of issue
+31). A lever view takes ``:with:`` another lever CSV and ``:with-variants:`` the variants whose
+rows it adds (the defaults' fits committed with another study), and ``:tables:`` the tables to
+show (a lever measured on some tables only).
 
 ``hyperparameters``: one row per constructor parameter of an estimator, its default read from
 the signature and the paper's value from ``PAPER_PROTOCOL`` and the paper's config
@@ -89,6 +91,8 @@ class StudyTable(Directive):
         "names": directives.unchanged,
         "splits": directives.unchanged,
         "variants": directives.unchanged,
+        "tables": directives.unchanged,
+        "baseline": directives.unchanged,
         "index": directives.unchanged,
         "columns": directives.unchanged,
         "values": directives.unchanged,

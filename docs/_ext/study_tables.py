@@ -305,12 +305,15 @@ def lever_ranks(levers: pd.DataFrame, suite: pd.DataFrame, splits=(), variants=(
     return Table(header, rows)
 
 
-def lever_seed(levers: pd.DataFrame, splits=(), variants=()) -> Table:
-    """Per variant, against the defaults of issue 31 (``lever_study.BASELINE_VARIANT``) beside the
+def lever_seed(levers: pd.DataFrame, splits=(), variants=(), baseline=()) -> Table:
+    """Per variant, against the defaults of issue 31 (``lever_study.BASELINE_VARIANT``), or the
+    two variants of ``baseline`` (a variant and its refit with the seed + 1000), beside the
     seed's own move (``lever_study.against_the_seed``)."""
     study = script("lever_study")
     part = study.on_splits(levers, splits) if splits else levers
-    seeded = study.against_the_seed(part)
+    if baseline and len(baseline) != 2:
+        raise ValueError(":baseline: takes two variants: one and its refit with the seed + 1000")
+    seeded = study.against_the_seed(part, *baseline)
     if variants:
         seeded = seeded.loc[[v for v in seeded.index if v in set(variants)]]
     header = ["variant", "tables", "better", "worse", "better beyond the seed", "worse beyond"]
@@ -419,15 +422,27 @@ def with_rows(levers: pd.DataFrame, other: pd.DataFrame, variants) -> pd.DataFra
     return pd.concat([levers, taken[levers.columns]], ignore_index=True)
 
 
+def only_tables(frame: pd.DataFrame, tables) -> pd.DataFrame:
+    """The rows of ``frame`` (a lever or suite CSV) on ``tables`` (a lever measured on some
+    tables only, read beside rows that cover them all); a name the CSV lacks is an error."""
+    missing = sorted(set(tables) - set(frame["table"]))
+    if missing:
+        raise ValueError(f":tables: {', '.join(missing)}: no rows of that table in the CSV")
+    return frame[frame["table"].isin(list(tables))].reset_index(drop=True)
+
+
 def build(view: str, path: str, options: dict) -> Table:
     """The `Table` of ``view`` on the CSV ``path`` with the directive's ``options`` (strings:
-    ``against``, ``suite``, ``with`` and ``with-variants``, ``splits``, ``variants``, ``index``,
-    ``columns``, ``values``, ``aggregate``, ``query``, ``size``, ``digits``, ``names``)."""
+    ``against``, ``suite``, ``with`` and ``with-variants``, ``splits``, ``variants``,
+    ``tables``, ``baseline``, ``index``, ``columns``, ``values``, ``aggregate``, ``query``,
+    ``size``, ``digits``, ``names``)."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
     frame = read(path)
     if options.get("with"):
         frame = with_rows(frame, read(options["with"]), _list(options.get("with-variants")))
+    if options.get("tables"):
+        frame = only_tables(frame, _list(options["tables"]))
     digits = int(options.get("digits") or 4)
     splits = tuple(int(s) for s in _list(options.get("splits")))
     variants = tuple(_list(options.get("variants")))
@@ -469,7 +484,7 @@ def build(view: str, path: str, options: dict) -> Table:
     if view == "lever-ranks":
         return lever_ranks(frame, other("suite"), splits, variants)
     if view == "lever-seed":
-        return lever_seed(frame, splits, variants)
+        return lever_seed(frame, splits, variants, tuple(_list(options.get("baseline"))))
     if view == "lever-means":
         return lever_means(frame, other("suite"), splits, variants, digits)
     return defaults_change(frame, other("suite"), digits)
