@@ -80,15 +80,22 @@ def signals_as_exceptions() -> Iterator[None]:
     import threading
 
     previous = {}
-    waiting: dict[int, threading.Timer] = {}
+    timers: dict[int, threading.Timer] = {}  # the signals sent again, while OmegaConf runs
+    pending: set[int] = set()  # the signals received and not raised yet
+    closing = threading.Event()  # the block ends: record a signal, raise it once on the way out
 
     def handler(signum, frame):
-        waiting.pop(signum, None)
-        if _inside_omegaconf(frame):
-            waiting[signum] = timer = threading.Timer(RETRY_SECONDS, os.kill, (os.getpid(), signum))
-            timer.daemon = True
-            timer.start()
+        timers.pop(signum, None)
+        if closing.is_set() or _inside_omegaconf(frame):
+            pending.add(signum)
+            if not closing.is_set():
+                timers[signum] = timer = threading.Timer(
+                    RETRY_SECONDS, os.kill, (os.getpid(), signum)
+                )
+                timer.daemon = True
+                timer.start()
             return
+        pending.discard(signum)
         raise Terminated(signum)
 
     if threading.current_thread() is threading.main_thread():
@@ -98,12 +105,14 @@ def signals_as_exceptions() -> Iterator[None]:
     try:
         yield
     finally:
-        for timer in waiting.values():
+        closing.set()
+        for timer in list(timers.values()):
             timer.cancel()
+            timer.join()  # a signal it sent reaches this handler, not the default action
         for signum, before in previous.items():
             signal.signal(signum, before if before is not None else signal.SIG_DFL)
-        if waiting:
-            raise Terminated(next(iter(waiting)))
+        if pending:
+            raise Terminated(min(pending))
 
 
 #: The configs of the settings the command runs (a ``-m`` sweep: every job), for the line.
