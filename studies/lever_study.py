@@ -103,6 +103,12 @@ def bags_rule(many: int, knee: int = LAM_KNEE_ROWS):
     return lambda n: {"n_bags": 16 if n <= knee else many}
 
 
+def batch_rule(many: int, knee: int = LAM_KNEE_ROWS):
+    """batch_size = 256 (the library's) up to ``knee`` training rows and ``many`` beyond: fewer,
+    larger optimiser steps where the rows are many."""
+    return lambda n: {"batch_size": 256 if n <= knee else many}
+
+
 def smooth_rule(c: float, floor: float = SMOOTHNESS_RANGE[0]):
     """smoothness = c / n, clipped to [floor, 10] (`pilid.models.row_rules.per_rows`, the form of
     the library's ``smoothness="rows"``, c = 500): a fixed prior on the shapes' roughness against
@@ -405,6 +411,17 @@ VARIANTS = {
     "gamma40_smooth_rows_lam_steep_pairs_auto_bags8_above5k_seed1000": (
         {"gamma": 40, "pairs": "auto", SEED_OFFSET: 1000},
         lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **bags_rule(8)(n)},
+    ),
+    # LIBRARY_VARIANT with mini-batches of 1,024 rows instead of 256 above 5,000 training rows
+    # (issue 52: a quarter of the optimiser's steps per epoch where the rows are many), with both
+    # seeds
+    "gamma40_smooth_rows_lam_steep_pairs_auto_batch1024_above5k": (
+        {"gamma": 40, "pairs": "auto"},
+        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **batch_rule(1024)(n)},
+    ),
+    "gamma40_smooth_rows_lam_steep_pairs_auto_batch1024_above5k_seed1000": (
+        {"gamma": 40, "pairs": "auto", SEED_OFFSET: 1000},
+        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **batch_rule(1024)(n)},
     ),
 }
 
