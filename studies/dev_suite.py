@@ -436,9 +436,11 @@ def summarise(results: pd.DataFrame) -> dict:
     are taken per table among the models present at their defaults (no budget), on the mean
     metric; the mean rank is over the tables where every model of ``results`` with a row of its
     defaults has a result (a model fitted under a budget only has none: NaN, and it is ranked
-    with the others in ``shared_rank``). A model counts as present on a table
-    only with every (split, seed) cell the table has (a run cut short leaves no mean over other
-    cells; the criterion compares on the pairs there are and marks them reduced).
+    with the others in ``shared_rank``). A model counts as present on a table only with every
+    split of the table at some seed (a run cut short leaves no mean over fewer splits), and the
+    means, stds and seconds of a table are over the seeds every present model has whole (PiLiD
+    fitted with three seeds beside a peer fitted with one: both over that one; the criterion
+    compares on all the pairs there are and marks a table on fewer than 15 reduced).
 
     Returns a dict: ``per_table`` (a frame indexed by table: ``metric``, ``<model>_mean``,
     ``<model>_std``, ``<model>_seconds``, ``<model>_rank``, ``<model>_budget``,
@@ -452,29 +454,34 @@ def summarise(results: pd.DataFrame) -> dict:
     models = _in_order(results["model"], MODELS)
     tables = _in_order(results["table"], SUITE)
     results = results.assign(_cell=list(zip(results["split"], results["seed_offset"])))
-    stats = results.groupby(["table", "model"]).agg(
-        mean=("value", "mean"),
-        std=("value", "std"),
-        seconds=("fit_seconds", "mean"),
-        budget=("budget", _joined),
-    )
     metric = results.groupby("table")["metric"].first()
     # the models with a row of their defaults somewhere: a peer fitted under a budget only
     # (TabM on a CPU) is ranked on the shared cells alone, marked reduced
     at_defaults = [m for m in models if (results.loc[results["model"] == m, "budget"] == "").any()]
-    cells = results.groupby("table")["_cell"].agg(frozenset)
-    covered = results.groupby(["table", "model"])["_cell"].agg(frozenset)
+    seeds = _complete_seeds(results)
     rows = []
     for table in tables:
         row = {"table": table, "metric": metric[table]}
         lower = LOWER_IS_BETTER[metric[table]]
-        present = [m for m in models if covered.get((table, m)) == cells[table]]
+        present = [m for m in models if seeds.get((table, m))]
+        # the seeds every present model has whole: the means compare the same cells
+        common = frozenset.intersection(*[seeds[(table, m)] for m in present]) if present else ()
+        on = results[(results["table"] == table) & results["model"].isin(present)]
+        if common:
+            on = on[on["seed_offset"].isin(list(common))]
+        else:  # no seed all of them have whole: each model over its own whole seeds
+            whole = [seeds[(table, m)] for m in on["model"]]
+            on = on[[o in w for o, w in zip(on["seed_offset"], whole)]]
+        stats = on.groupby("model").agg(
+            mean=("value", "mean"),
+            std=("value", "std"),
+            seconds=("fit_seconds", "mean"),
+            budget=("budget", _joined),
+        )
         for model in models:
             for key in ("mean", "std", "seconds"):
-                row[f"{model}_{key}"] = (
-                    stats.loc[(table, model), key] if model in present else np.nan
-                )
-            row[f"{model}_budget"] = stats.loc[(table, model), "budget"] if model in present else ""
+                row[f"{model}_{key}"] = stats.loc[model, key] if model in present else np.nan
+            row[f"{model}_budget"] = stats.loc[model, "budget"] if model in present else ""
         ranked = [m for m in present if not row[f"{m}_budget"]]  # at their defaults
         means = np.array([row[f"{m}_mean"] for m in ranked])
         ranks = rankdata(means if lower else -means)
@@ -514,6 +521,18 @@ def summarise(results: pd.DataFrame) -> dict:
         "pairs": pairs,
         "peer_wins": peer_wins(pairs),
     }
+
+
+def _complete_seeds(results: pd.DataFrame) -> dict:
+    """Per (table, model), the seed offsets at which the model has every split of the table
+    (a seed cut short counts for none: no mean over fewer splits than the others')."""
+    splits = results.groupby("table")["split"].agg(frozenset)
+    held = results.groupby(["table", "model", "seed_offset"])["split"].agg(frozenset)
+    whole: dict = {}
+    for (table, model, offset), have in held.items():
+        if have == splits[table]:
+            whole.setdefault((table, model), set()).add(int(offset))
+    return {key: frozenset(value) for key, value in whole.items()}
 
 
 def _shared_cell_rank(results: pd.DataFrame, models: list, tables: list):

@@ -203,6 +203,22 @@ def test_a_model_short_of_a_tables_splits_is_absent_there_not_compared_on_fewer(
     assert summary["ranked"] == 2  # a lacks EBM's split 1, d lacks LightGBM
 
 
+def test_pilids_other_seeds_beside_a_peers_one_seed_compare_on_the_shared_seed():
+    """PiLiD fitted with three seeds, EBM and LightGBM with the split's seed only: the
+    side-by-side means, wins and ranks are those of the split's seed (the summary of that seed
+    alone), while the criterion pairs every cell both have."""
+    first = _results().assign(seed_offset=0, budget="")
+    more = first[first["model"] == "pilid"]
+    extra = [more.assign(seed_offset=o, value=more["value"] + o / 1e4) for o in (1000, 2000)]
+    seeded = pd.concat([first, *extra], ignore_index=True)
+    alone, both = dev_suite.summarise(first), dev_suite.summarise(seeded)
+    pd.testing.assert_frame_equal(both["per_table"], alone["per_table"])
+    assert (both["wins"], both["compared"], both["ranked"]) == (3, 4, 3)
+    pairs = both["pairs"]
+    assert pairs.loc[("a", "lightgbm"), "n"] == 2  # one seed of LightGBM's: two pairs
+    assert pairs.loc[("a", "lightgbm"), "pilid_mean"] == pytest.approx(0.6)
+
+
 def test_a_peer_on_fewer_cells_is_ranked_with_all_on_the_cells_they_share():
     results = _results()
     # RealMLP ran split 0 only (a reduced run): no table has it on every cell, so the full
@@ -323,11 +339,17 @@ def test_the_summary_prints_the_criterion_with_its_reduced_cells_and_wins():
     assert "(n=6)*" in text and "a CPU budget (n_epochs=8)" in text
     wins = int(pairs.xs("ebm", level="model")["pilid_better"].sum())
     assert f"PiLiD beats EBM on {wins} of 2 tables (2 of them reduced)" in text
-    # RealMLP lacks a pair of a: absent there from the side-by-side means and ranks
+    # RealMLP's seed + 1000 of a is cut short: on a the side-by-side means of all three are over
+    # the seed they all have whole (the split's seed), RealMLP's incomplete seed counts for none
     table = summary["per_table"]
-    assert np.isnan(table.loc["a", "realmlp_mean"]) and table.loc["c", "realmlp_budget"]
-    # at the defaults no table has all three (a lacks a pair of RealMLP's, c has its budget)
-    assert summary["ranked"] == 0 and np.isnan(table.loc["c", "realmlp_rank"])
+    first = dev_suite.resolve(results)
+    first = first[(first["table"] == "a") & (first["seed_offset"] == 0)]
+    for model in ("pilid", "ebm", "realmlp"):
+        by_hand = first.loc[first["model"] == model, "value"]
+        assert table.loc["a", f"{model}_mean"] == pytest.approx(by_hand.mean())
+    assert table.loc["c", "realmlp_budget"]
+    # at the defaults only a has all three (c has RealMLP's budget only)
+    assert summary["ranked"] == 1 and np.isnan(table.loc["c", "realmlp_rank"])
     # on the cells the three share (a: 5, c: 6 with the budget's), ranked by hand
     plain = dev_suite.resolve(results)
     wide = plain.pivot_table(

@@ -196,3 +196,31 @@ def test_tables_keeps_the_rows_of_those_tables_and_names_one_the_csv_lacks():
     assert kept[["variant", "table"]].values.tolist() == [["a", "t1"], ["b", "t1"]]
     with pytest.raises(ValueError, match="t3"):
         study_tables.only_tables(frame, ["t1", "t3"])
+
+
+def test_the_criterion_view_shows_the_paired_advantage_its_se_and_pairs_by_hand():
+    """PiLiD against one peer on two tables: the advantage (positive: PiLiD better), its paired
+    standard error and the pairs, computed here from the rows; bold where PiLiD is better, *
+    where fewer than 15 pairs."""
+    rows = []
+    values = {  # table: (metric, pilid, peer) over three splits
+        "a": ("mse", [0.5, 0.6, 0.7], [0.6, 0.6, 0.9]),
+        "c": ("auc", [0.80, 0.82, 0.81], [0.85, 0.83, 0.84]),
+    }
+    for table, (metric, ours, theirs) in values.items():
+        for split in range(3):
+            for model, value in (("pilid", ours[split]), ("ebm", theirs[split])):
+                rows.append((table, split, model, metric, value, 1.0))
+    columns = ["table", "split", "model", "metric", "value", "fit_seconds"]
+    frame = pd.DataFrame(rows, columns=columns)
+    table = study_tables.suite_criterion(frame, digits=3)
+    assert table.header == ["table", "metric", "vs ebm"]
+    gap_a = np.array([0.6, 0.6, 0.9]) - np.array([0.5, 0.6, 0.7])
+    gap_c = np.array([0.80, 0.82, 0.81]) - np.array([0.85, 0.83, 0.84])
+    expected = [
+        f"{gap.mean():+.3f} ± {gap.std(ddof=1) / np.sqrt(3):.3f} (3)*" for gap in (gap_a, gap_c)
+    ]
+    assert [row[2] for row in table.rows] == expected
+    assert isinstance(table.rows[0][2], study_tables.Bold)  # a: PiLiD's MSE lower
+    assert not isinstance(table.rows[1][2], study_tables.Bold)  # c: EBM's AUC higher
+    assert table.note == "PiLiD better than ebm on 1 of 2 tables (2 reduced)."

@@ -300,6 +300,15 @@ def test_the_library_variants_rows_are_the_committed_pilid_rows(uci):
     paired = mine.merge(library, on=["table", "split"], suffixes=("", "_variant"))
     assert len(paired) == len(mine) == len(library) > 0
     np.testing.assert_array_equal(paired["value"], paired["value_variant"])
+    if uci:
+        return
+    # the suite's PiLiD rows with the seed + 1000 are the library variant's refit with it
+    runs = suite.read_runs(suite.OUT)
+    reseeded = runs[(runs["model"] == "pilid") & (runs["seed_offset"] == 1000)]
+    refit = levers[levers["variant"] == f"{study.LIBRARY_VARIANT}_seed1000"]
+    paired = reseeded.merge(refit, on=["table", "split"], suffixes=("", "_variant"))
+    assert len(paired) == len(reseeded) == len(refit) > 0
+    np.testing.assert_array_equal(paired["value"], paired["value_variant"])
 
 
 @pytest.mark.parametrize("variant", ["smooth_auto", "smooth_auto_holdout"])

@@ -10,7 +10,8 @@ time, so that no number on a page is typed twice.
     ```
 
 Views and their options: ``pivot`` (``:index:``, ``:columns:``, ``:values:``, ``:aggregate:``,
-``:query:``, ``:size:``, ``:digits:``), ``suite-summary``, ``suite-verdict``, ``drift`` and
+``:query:``, ``:size:``, ``:digits:``), ``suite-summary``, ``suite-criterion``, ``suite-verdict``,
+``drift`` and
 ``drift-verdict`` (``:against:`` a rerun, ``:names:`` ``first; second``), ``lever-variants``,
 ``lever-counts``, ``lever-ranks``, ``lever-means``, ``defaults-change`` (``:suite:`` the peers'
 CSV; ``:splits:``, ``:variants:``), ``lever-seed`` (``:splits:``, ``:variants:``,

@@ -150,6 +150,40 @@ def suite_summary(results: pd.DataFrame, digits: int = 4) -> Table:
     return Table(header, rows)
 
 
+def suite_criterion(results: pd.DataFrame, digits: int = 4) -> Table:
+    """Issue 51's criterion (``studies.dev_suite``'s `criterion`): per table, PiLiD's mean
+    advantage over each peer on the (split, seed) pairs both have, with its paired standard
+    error and the number of pairs; a cell on fewer than 15 pairs, or a budget's, is marked
+    reduced (``*``); the wins per peer as a note."""
+    dev = script("dev_suite")
+    pairs = dev.criterion(results)
+    peers = list(dict.fromkeys(pairs.index.get_level_values("model")))
+    tables = list(dict.fromkeys(pairs.index.get_level_values("table")))
+    header = ["table", "metric", *[f"vs {p}" for p in peers]]
+    rows = []
+    for table in tables:
+        part = pairs.xs(table, level="table")
+        cells = [table, part["metric"].iloc[0].upper()]
+        for peer in peers:
+            if peer not in part.index:
+                cells.append("--")
+                continue
+            row = part.loc[peer]
+            text = f"{row['advantage']:+.{digits}f}"
+            if not np.isnan(row["se"]):
+                text += f" ± {row['se']:.{digits}f}"
+            text += f" ({int(row['n'])})" + ("*" if row["reduced"] else "")
+            cells.append(Bold(text) if row["pilid_better"] else text)
+        rows.append(cells)
+    wins = dev.peer_wins(pairs)
+    note = "; ".join(
+        f"PiLiD better than {peer} on {of(w['wins'], w['compared'])} tables"
+        + (f" ({int(w['reduced'])} reduced)" if w["reduced"] else "")
+        for peer, w in wins.iterrows()
+    )
+    return Table(header, rows, note=note + ".")
+
+
 def suite_verdict(results: pd.DataFrame) -> Table:
     """PiLiD's wins against EBM and every model's mean rank (``dev_suite.summarise``): over the
     tables where the models at their defaults have every cell, and, where a peer ran reduced
@@ -385,6 +419,7 @@ def defaults_change(levers: pd.DataFrame, suite: pd.DataFrame, digits: int = 4) 
 VIEWS = (
     "pivot",
     "suite-summary",
+    "suite-criterion",
     "suite-verdict",
     "drift",
     "drift-verdict",
@@ -467,6 +502,8 @@ def build(view: str, path: str, options: dict) -> Table:
         )
     if view == "suite-summary":
         return suite_summary(frame, digits)
+    if view == "suite-criterion":
+        return suite_criterion(frame, digits)
     if view == "suite-verdict":
         return suite_verdict(frame)
     if view in ("drift", "drift-verdict"):
