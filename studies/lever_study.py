@@ -97,16 +97,12 @@ def steep_lam_rule(n: int) -> dict:
     return {"lam": rows_steep_lam(n)}
 
 
-def bags_rule(many: int, knee: int = LAM_KNEE_ROWS):
-    """n_bags = 16 (the library's) up to ``knee`` training rows and ``many`` beyond: fewer
-    members where each one sees many rows (the knee of ``lam="rows_steep"``)."""
-    return lambda n: {"n_bags": 16 if n <= knee else many}
-
-
-def batch_rule(many: int, knee: int = LAM_KNEE_ROWS):
-    """batch_size = 256 (the library's) up to ``knee`` training rows and ``many`` beyond: fewer,
-    larger optimiser steps where the rows are many."""
-    return lambda n: {"batch_size": 256 if n <= knee else many}
+def above_rows(knee: int = LAM_KNEE_ROWS, **values):
+    """``values`` above ``knee`` training rows (the knee of ``lam="rows_steep"``) and nothing
+    up to it, where the variant keeps the parameters it has (``above_rows(n_bags=8)``: fewer
+    members, ``above_rows(batch_size=1024)``: fewer, larger optimiser steps where the rows are
+    many)."""
+    return lambda n: dict(values) if n > knee else {}
 
 
 def smooth_rule(c: float, floor: float = SMOOTHNESS_RANGE[0]):
@@ -406,22 +402,22 @@ VARIANTS = {
     # members where each member sees many rows; the same fits up to 5,000 rows), with both seeds
     "gamma40_smooth_rows_lam_steep_pairs_auto_bags8_above5k": (
         {"gamma": 40, "pairs": "auto"},
-        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **bags_rule(8)(n)},
+        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **above_rows(n_bags=8)(n)},
     ),
     "gamma40_smooth_rows_lam_steep_pairs_auto_bags8_above5k_seed1000": (
         {"gamma": 40, "pairs": "auto", SEED_OFFSET: 1000},
-        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **bags_rule(8)(n)},
+        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **above_rows(n_bags=8)(n)},
     ),
     # LIBRARY_VARIANT with mini-batches of 1,024 rows instead of 256 above 5,000 training rows
     # (issue 52: a quarter of the optimiser's steps per epoch where the rows are many), with both
     # seeds
     "gamma40_smooth_rows_lam_steep_pairs_auto_batch1024_above5k": (
         {"gamma": 40, "pairs": "auto"},
-        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **batch_rule(1024)(n)},
+        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **above_rows(batch_size=1024)(n)},
     ),
     "gamma40_smooth_rows_lam_steep_pairs_auto_batch1024_above5k_seed1000": (
         {"gamma": 40, "pairs": "auto", SEED_OFFSET: 1000},
-        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **batch_rule(1024)(n)},
+        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **above_rows(batch_size=1024)(n)},
     ),
 }
 
