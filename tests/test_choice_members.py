@@ -34,9 +34,9 @@ def _trained(monkeypatch) -> list[int]:
     sizes = []
     fit_group = batched._fit_group
 
-    def counting(ests, preps, device, piece_steps=False):
+    def counting(ests, preps, device, *args):
         sizes.append(len(ests))
-        return fit_group(ests, preps, device, piece_steps)
+        return fit_group(ests, preps, device, *args)
 
     monkeypatch.setattr(batched, "_fit_group", counting)
     return sizes

@@ -71,7 +71,7 @@ class PairTerms(nn.Module):
         self.V = nn.Parameter(torch.zeros(T, K, grid, grid, dtype=dtype))
 
     def _position(self, col, frac, feature):
-        """Node index (T, B, K) and fraction on the coarse grid of the features `feature` (T, K)."""
+        """Node index (T, B, J) and fraction on the coarse grid of the features `feature` (T, J)."""
         T = col.shape[0]
         idx = feature.unsqueeze(1).expand(T, col.shape[1], feature.shape[1])
         local = torch.gather(col, 2, idx) - torch.gather(self.starts, 1, feature).unsqueeze(1)
@@ -82,19 +82,25 @@ class PairTerms(nn.Module):
         return node, (pos - node).clamp(0.0, 1.0)
 
     def terms(self, phi) -> torch.Tensor:
-        """Each pair's value f_ab (T, B, K) from compact Phi ``(col, frac, ...)``, (T, B, m)."""
+        """Each pair's value f_ab (T, B, K) from compact Phi ``(col, frac, ...)``, (T, B, m):
+        the bilinear interpolation of V between the four nodes of the cell, V[k, l] (1 - f_a)
+        (1 - f_b) + V[k, l + 1] (1 - f_a) f_b + V[k + 1, l] f_a (1 - f_b) + V[k + 1, l + 1] f_a
+        f_b. A node k is at most a feature's coarse pieces - 1 <= G - 2, so k + 1 stays on the
+        grid."""
         col, frac = phi[0], phi[1]
         T, B, _ = col.shape
         K, G = self.V.shape[1], self.grid
-        ka, fa = self._position(col, frac, self.pairs[:, :, 0])
-        kb, fb = self._position(col, frac, self.pairs[:, :, 1])
-        flat = self.V.reshape(T, K * G * G)
+        node, f = self._position(col, frac, self.pairs.reshape(T, 2 * K))  # both features at once
+        node, f = node.view(T, B, K, 2), f.view(T, B, K, 2)
+        fa, fb = f[..., 0], f[..., 1]
         base = (torch.arange(K, device=col.device) * G * G).view(1, 1, K)
-        out = torch.zeros(T, B, K, dtype=self.V.dtype, device=col.device)
-        for da, wa in ((0, 1.0 - fa), (1, fa)):
-            for db, wb in ((0, 1.0 - fb), (1, fb)):
-                node = base + (ka + da).clamp_max(G - 1) * G + (kb + db).clamp_max(G - 1)
-                out = out + torch.gather(flat, 1, node.reshape(T, B * K)).view(T, B, K) * wa * wb
+        corner = (base + node[..., 0] * G + node[..., 1]).reshape(T, B * K)  # V[k, l]
+        flat = self.V.reshape(T, K * G * G)
+        ga, gb = 1.0 - fa, 1.0 - fb
+        out = None  # one gather per node, summed in this order (their gradients too)
+        for step, wa, wb in ((0, ga, gb), (1, ga, fb), (G, fa, gb), (G + 1, fa, fb)):
+            term = torch.gather(flat, 1, corner + step).view(T, B, K) * wa * wb
+            out = term if out is None else out + term
         return out
 
     def forward(self, phi) -> torch.Tensor:

@@ -6,6 +6,8 @@ least_squares.lstsq_init`, dense or matrix-free by the width of Phi).
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import torch
 
@@ -78,6 +80,7 @@ def _build_additive(
     layout: tuple[torch.Tensor, torch.Tensor],
     roughness: torch.Tensor | None = None,
     matrix_free: bool = False,
+    starts: dict | None = None,
 ):
     """Algorithm 1, step 2: the additive part of every trial, least squares or Gaussian, on
     `layout` (`piece_layout`); `roughness` (T, P - 1; `difference_penalty`'s band, None: no
@@ -85,7 +88,13 @@ def _build_additive(
     than `pilid.nn.least_squares.DENSE_COLUMNS` columns is solved matrix-free from compact Phi
     (`pilid.nn.least_squares.CompactPhi`), so memory stays linear in the pieces; so is any Phi
     with `matrix_free` (a sample of a large table: work linear in its rows, not in the pieces
-    squared)."""
+    squared).
+
+    `starts` (a dict, None: none) keeps each trial's least-squares solution under the digest
+    of everything it reads (`_start_key`): a trial of another ensemble of the same fit with the
+    same rows, target, weights, pieces and penalty (the same bag member in each candidate of
+    ``pairs="auto"``, whose pair terms start at 0) takes the kept solution, the very numbers
+    solving again would give."""
     T = len(preps)
     m = preps[0].X.shape[1]
     P = max(p.knots.n_columns for p in preps)
@@ -124,14 +133,24 @@ def _build_additive(
                 dense = phi_dense(col[t], frac[t], feature[t])
                 design = dense if extra is None else torch.cat([dense, extra], dim=1)
                 dense, design = dense[None], design[None]
-            start = lstsq_init(
-                design,
-                target[t : t + 1],
-                mask[t : t + 1],
-                names=column_names,
-                weights=None if data.w is None else data.w[t : t + 1],
-                roughness=None if roughness is None else roughness[t : t + 1],
-            )
+            weights = None if data.w is None else data.w[t : t + 1]
+            rough = None if roughness is None else roughness[t : t + 1]
+            inputs = (col[t], frac[t], feature[t], mask[t], extra, target[t], weights, rough)
+            key = None if starts is None else _start_key(wide, inputs)
+            start = None if key is None else starts.get(key)
+            if start is not None:  # copies: what is kept never shares memory with a model
+                start = tuple(part.clone() for part in start)
+            else:
+                start = lstsq_init(
+                    design,
+                    target[t : t + 1],
+                    mask[t : t + 1],
+                    names=column_names,
+                    weights=weights,
+                    roughness=rough,
+                )
+                if key is not None:
+                    starts[key] = tuple(part.clone() for part in start)
             w_t, b_t = start[0], start[1]
             if nan_value is not None:
                 nan_value[t, lacking] = start[2][0]
@@ -149,6 +168,21 @@ def _build_additive(
             w[t, :Pt] = torch.randn(Pt, generator=g) * std
         w, b = w.to(device), torch.zeros(T, P, device=device)
     return AdditiveEnsemble(feature, mask, m, w, b, sign=sign, nan_value=nan_value)
+
+
+def _start_key(wide: bool, tensors) -> tuple:
+    """The digest of one trial's least-squares inputs (`_build_additive`'s `starts`): the
+    solver (dense or matrix-free) and every tensor's dtype, shape and bytes (None for an absent
+    one)."""
+    digest = hashlib.blake2b(digest_size=32)
+    for tensor in tensors:
+        if tensor is None:
+            digest.update(b"none")
+            continue
+        array = tensor.detach().contiguous().cpu().numpy()
+        digest.update(f"{array.dtype}{array.shape}".encode())
+        digest.update(array.tobytes())
+    return (bool(wide), digest.hexdigest())
 
 
 def neighbour_pieces(

@@ -222,14 +222,19 @@ def deep_share_groups(ests: list[Trainable]) -> list | None:
 
 
 def _fit_group(
-    ests: list[Trainable], preps: list[Prepared], device, piece_steps: bool = False
+    ests: list[Trainable],
+    preps: list[Prepared],
+    device,
+    piece_steps: bool = False,
+    starts: dict | None = None,
 ) -> None:
     """Train the trials ``ests`` (one hyper-parameter set) as one ensemble and keep each one's
     model. With a roughness penalty (``smoothness``), a trial whose training diverged is trained
     again with the additive part's steps scaled by its pieces (``piece_steps``,
     `pilid.train.trainer.piece_step_scales`): Adam moves every piece by about ``lr`` a step, so
     many pieces held smooth can throw the least-squares start far off in the first steps. Only
-    trials that diverged train twice; the others are the ensemble's first run."""
+    trials that diverged train twice; the others are the ensemble's first run. `starts`: the
+    least-squares starts solved so far in this fit (`additive_start._build_additive`)."""
     est0 = ests[0]
     data = _ensemble_data(preps, device)
     T = len(ests)
@@ -246,7 +251,7 @@ def _fit_group(
             # many pieces held smooth are a resolution: steps that do not grow with it
             cfg = replace(cfg, neighbours=neighbour_pieces(preps, *layout))
             roughness = difference_penalty(cfg.neighbours, cfg.smoothness)
-        additive = _build_additive(est0, preps, sample, layout, roughness, large)
+        additive = _build_additive(est0, preps, sample, layout, roughness, large, starts)
     share = deep_share_groups(ests)
     deep = est0._build_deep(
         deep_width(preps[0]), seeds, **({} if share is None else {"share": share})
@@ -290,7 +295,7 @@ def _fit_group(
         est._finalize(prep)
         est._after_fit()
     if retry:
-        _fit_group([ests[t] for t in retry], [preps[t] for t in retry], device, piece_steps=True)
+        _fit_group([ests[t] for t in retry], [preps[t] for t in retry], device, True, starts)
         rescued = sum(ests[t].diverged_ is None for t in retry)
         if rescued:  # the others diverged again: their error says what to change
             warnings.warn(
@@ -339,8 +344,9 @@ def _fit_on(device, ests, Xs, ys, ws) -> list:
     # What trains: each estimator itself, or its bag's members (`Trainable._members`); then
     # what the estimators ask to train next (`Trainable._more_members`), if anything.
     units = [unit for est, p in zip(ests, preps) for unit in est._members(p)]
+    starts: dict = {}  # least-squares starts, solved once per fit (`_build_additive`)
     while units:
-        _fit_units(units, device)
+        _fit_units(units, device, starts)
         units = []
         for est in ests:
             est._collect()
@@ -348,7 +354,7 @@ def _fit_on(device, ests, Xs, ys, ws) -> list:
     return ests
 
 
-def _fit_units(units: list, device) -> None:
+def _fit_units(units: list, device, starts: dict | None = None) -> None:
     """Train `units` ((Trainable, Prepared) pairs) as ensembles: trials stack when their
     training/validation row counts agree; others form their own groups. The K trials of a
     softmax group (K classes) stay together, in order."""
@@ -363,7 +369,7 @@ def _fit_units(units: list, device) -> None:
         key += (None if p.pairs is None else len(p.pairs),)  # as many pair terms
         groups.setdefault(key, []).append(i)
     for idx in groups.values():
-        _fit_group([units[i][0] for i in idx], [units[i][1] for i in idx], device)
+        _fit_group([units[i][0] for i in idx], [units[i][1] for i in idx], device, False, starts)
 
 
 def _fit_chunk(job):
