@@ -35,6 +35,10 @@ SETTING_FIELDS = ("dataset", "task", "N", "m", "model", "gamma", "init")
 #: Fields without which a line is not a trial record at all.
 IDENTITY_FIELDS = ("experiment", "dataset", "model", "metric")
 
+#: Fields a setting matches exactly where it has them (`Setting.matches`): a rule of pieces and
+#: a roughness weight where configured; the generator and a table's checksum, None included.
+MATCHED_EXACTLY = ("gamma_rule", "smoothness", "generator", "sha256")
+
 #: Fields a record may lack (older records, real data sets with no task in their config): a
 #: record without the field matches any configured value.
 LENIENT_FIELDS = ("task", "init")
@@ -94,12 +98,12 @@ class Setting:
                 hit = hit | column.isna().to_numpy(dtype=bool)
             mask = mask & hit
         # matched exactly where configured: a rule of pieces, a roughness weight
-        for name in ("gamma_rule", "smoothness"):
+        for name in MATCHED_EXACTLY[:2]:
             value = getattr(self, name)
             if value is not None:
                 mask = mask & (frame[name] == value).fillna(False).to_numpy(dtype=bool)
         # the generator and a table's checksum are matched exactly, None included
-        for name in ("generator", "sha256"):
+        for name in MATCHED_EXACTLY[2:]:
             value, column = getattr(self, name), frame[name]
             hit = column.isna() if value is None else (column == value).fillna(False)
             mask = mask & hit.to_numpy(dtype=bool)
@@ -444,10 +448,18 @@ def select_records(frame: pd.DataFrame, grid: ExperimentGrid) -> pd.DataFrame:
     """
     parts = []
     in_range = (frame["trial"] < grid.trials).fillna(False).to_numpy(dtype=bool)
+    # every setting names its data set and model: match only the rows that have both, on the
+    # columns a setting reads (a wide frame is taken once, for the rows that match)
+    by_name = frame.groupby(["dataset", "model"], sort=False, dropna=True).indices
+    keys = frame[list(dict.fromkeys([*SETTING_FIELDS, *MATCHED_EXACTLY]))]
     for index, setting in enumerate(grid.settings):
-        rows = frame[setting.matches(frame) & in_range]
-        if rows.empty:
+        where = by_name.get((setting.dataset, setting.model))
+        if where is None:
             continue
+        where = where[setting.matches(keys.iloc[where]) & in_range[where]]
+        if len(where) == 0:
+            continue
+        rows = frame.iloc[where]
         if rows["setting_id"].nunique() > 1:
             own = rows[rows["experiment"] == grid.name]
             pool = own if not own.empty else rows
