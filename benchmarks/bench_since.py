@@ -53,13 +53,13 @@ def export_package(commit: str, into: Path) -> Path:
     return into
 
 
-def fit_one(path: Path) -> None:
-    """The ``--one`` mode: fit the defaults on the rows of ``path`` with the pilid first on the
-    path, and write the fit seconds and the test scores back into ``path``."""
+def child_job(path: Path, script: str = __file__) -> dict:
+    """In a fit's process (``script``'s ``--one`` mode): the job written at ``path``, with its
+    pilid (``job["tree"]``) first on the path and imported from there, and torch on the job's
+    threads."""
     with open(path, "rb") as handle:
         job = pickle.load(handle)
     sys.path.insert(0, job["tree"])
-    import numpy as np
     import torch
 
     import pilid
@@ -67,7 +67,16 @@ def fit_one(path: Path) -> None:
     torch.set_num_threads(job["threads"])
     where = Path(pilid.__file__).resolve().parent.parent
     if where != Path(job["tree"]).resolve():
-        raise SystemExit(f"bench_since: pilid came from {where}, not {job['tree']}")
+        raise SystemExit(f"{Path(script).stem}: pilid came from {where}, not {job['tree']}")
+    return job
+
+
+def fit_one(path: Path) -> None:
+    """The ``--one`` mode: fit the defaults on the rows of ``path`` with the pilid first on the
+    path, and write the fit seconds and the test scores back into ``path``."""
+    job = child_job(path)
+    import numpy as np
+
     from pilid import PiLiDClassifier, PiLiDRegressor
 
     classification = job["task"] == "classification"
@@ -85,19 +94,29 @@ def fit_one(path: Path) -> None:
         pickle.dump({"seconds": seconds, "scores": scores}, handle)
 
 
-def run_fit(job: dict, folder: Path, cap: float) -> dict:
-    """One fit in its own process; its seconds and test scores."""
+def run_fit(job: dict, folder: Path, cap: float, script: str = __file__) -> dict:
+    """One fit in its own process (``script`` in its ``--one`` mode, with the pilid of
+    ``job["tree"]`` first on the path); what it wrote back (here: its seconds and test
+    scores)."""
     path = folder / "job.pkl"
     with open(path, "wb") as handle:
         pickle.dump(job, handle)
     env = {**os.environ, "OMP_NUM_THREADS": str(job["threads"]), "PYTHONPATH": job["tree"]}
     done = subprocess.run(
-        [sys.executable, __file__, "--one", str(path)], env=env, timeout=cap, check=False
+        [sys.executable, script, "--one", str(path)], env=env, timeout=cap, check=False
     )
     if done.returncode != 0:
-        raise SystemExit(f"bench_since: the fit with pilid of {job['tree']} failed")
+        raise SystemExit(f"{Path(script).stem}: the fit with pilid of {job['tree']} failed")
     with open(path, "rb") as handle:
         return pickle.load(handle)
+
+
+def add_fit_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a script whose fits run one at a time in their own processes."""
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per fit")
+    parser.add_argument("--cap", type=float, default=1800.0, help="seconds before a fit is killed")
+    parser.add_argument("--quick", action="store_true", help="2 epochs and 2 bags: a smoke run")
+    parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
 
 
 def main(argv=None) -> int:
@@ -106,10 +125,7 @@ def main(argv=None) -> int:
     parser.add_argument("--tables", nargs="+", default=["diamonds", "hotel_rates"])
     parser.add_argument("--split", type=int, default=0, help="the suite's split (and seed)")
     parser.add_argument("--repeats", type=int, default=1, help="fits per code (fastest kept)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads per fit")
-    parser.add_argument("--cap", type=float, default=1800.0, help="seconds before a fit is killed")
-    parser.add_argument("--quick", action="store_true", help="2 epochs and 2 bags: a smoke run")
-    parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    add_fit_options(parser)
     args = parser.parse_args(argv)
     if args.one is not None:
         fit_one(args.one)

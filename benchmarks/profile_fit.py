@@ -29,10 +29,8 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import os
 import pickle
 import pstats
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +39,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(HERE))
+from bench_since import add_fit_options, child_job, export_package, run_fit  # noqa: E402  (a script beside this one)
 
 #: (stage, the functions whose cumulative seconds it is): disjoint parts of a fit.
 STAGES = (
@@ -66,17 +65,7 @@ def stage_seconds(stats: pstats.Stats) -> dict[str, float]:
 def fit_one(path: Path) -> None:
     """The ``--one`` mode: fit under cProfile with the pilid first on the path; write the fit
     seconds and the stages' seconds back into ``path``."""
-    with open(path, "rb") as handle:
-        job = pickle.load(handle)
-    sys.path.insert(0, job["tree"])
-    import torch
-
-    import pilid
-
-    torch.set_num_threads(job["threads"])
-    where = Path(pilid.__file__).resolve().parent.parent
-    if where != Path(job["tree"]).resolve():
-        raise SystemExit(f"profile_fit: pilid came from {where}, not {job['tree']}")
+    job = child_job(path, script=__file__)
     from bench_scale import TRAIN_FRACTION, make_data
 
     from pilid import PiLiDRegressor
@@ -93,21 +82,6 @@ def fit_one(path: Path) -> None:
     stages = stage_seconds(pstats.Stats(profile))
     with open(path, "wb") as handle:
         pickle.dump({"seconds": seconds, "stages": stages, "rows": n_fit}, handle)
-
-
-def run_fit(job: dict, folder: Path, cap: float) -> dict:
-    """One profiled fit in its own process."""
-    path = folder / "job.pkl"
-    with open(path, "wb") as handle:
-        pickle.dump(job, handle)
-    env = {**os.environ, "OMP_NUM_THREADS": str(job["threads"]), "PYTHONPATH": job["tree"]}
-    done = subprocess.run(
-        [sys.executable, __file__, "--one", str(path)], env=env, timeout=cap, check=False
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"profile_fit: the fit with pilid of {job['tree']} failed")
-    with open(path, "rb") as handle:
-        return pickle.load(handle)
 
 
 def report(fits: dict[str, dict]) -> str:
@@ -134,10 +108,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000, help="rows drawn (75%% fitted)")
     parser.add_argument("--since", help="an earlier commit whose code fits beside this checkout")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads per fit")
-    parser.add_argument("--cap", type=float, default=1800.0, help="seconds before a fit is killed")
-    parser.add_argument("--quick", action="store_true", help="2 epochs and 2 bags: a smoke run")
-    parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
+    add_fit_options(parser)
     args = parser.parse_args(argv)
     if args.one is not None:
         fit_one(args.one)
@@ -149,8 +120,6 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         trees = {"now": str(REPO)}
         if args.since:
-            from bench_since import export_package
-
             trees = {args.since: str(export_package(args.since, Path(tmp) / "earlier")), **trees}
         print(
             f"profile_fit: PiLiDRegressor(random_state=0) on {args.rows:,} rows of the scale "
@@ -160,7 +129,7 @@ def main(argv=None) -> int:
         )
         for name, tree in trees.items():
             job = {"tree": tree, "rows": args.rows, "threads": args.threads, "extra": extra}
-            fits[name] = run_fit(job, Path(tmp), args.cap)
+            fits[name] = run_fit(job, Path(tmp), args.cap, script=__file__)
             print(f"{name}: fit {fits[name]['seconds']:.1f} s (profiled)", flush=True)
     print()
     print(report(fits))
