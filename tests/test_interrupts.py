@@ -136,6 +136,44 @@ def test_a_signal_inside_omegaconf_waits_until_omegaconf_returns(name):
     assert signal.getsignal(signum) in (signal.SIG_DFL, None)  # the handler is restored
 
 
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks")
+def test_a_held_back_signal_comes_back_where_the_signal_is_blocked():
+    """The joblib launcher blocks SIGTERM in every thread and forwards the first one to the
+    main thread's handler (`_thread.interrupt_main`), once. A SIGTERM held back inside OmegaConf
+    must still end the block when OmegaConf returns, though a second SIGTERM sent to the process
+    would stay blocked (it did: the sweep ran on, and the runner outlived the group's
+    SIGTERM)."""
+    import _thread
+    import time
+
+    from pilid.experiments.interrupts import Terminated, signals_as_exceptions
+
+    if signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None):
+        pytest.skip("SIGTERM is handled or ignored here, so the block leaves it alone")
+    events = []
+
+    def forwarded_value():
+        if not events:  # the launcher's thread forwards the signal while OmegaConf resolves
+            _thread.interrupt_main(signal.SIGTERM)
+            time.sleep(0.3)
+        events.append("resolved")
+        return 3
+
+    OmegaConf.register_new_resolver("pilid_test_forwarded", forwarded_value, replace=True)
+    cfg = OmegaConf.create({"a": "${pilid_test_forwarded:}"})
+    start = time.monotonic()
+    with pytest.raises(Terminated), signals_as_exceptions():
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])
+        try:
+            events.append(cfg.a)
+            for _ in range(500):  # a main thread that polls, as the launcher's waits
+                time.sleep(0.01)  # the held-back signal is raised here
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    assert events == ["resolved", 3]
+    assert time.monotonic() - start < 3
+
+
 def test_a_signal_still_waiting_when_the_block_ends_is_raised_there():
     """The block ends while OmegaConf still holds a signal back: ``Terminated`` on the way out,
     never a silent loss of the signal."""

@@ -74,8 +74,12 @@ def signals_as_exceptions() -> Iterator[None]:
     ignored: SIGHUP under ``nohup``); SIGINT stays KeyboardInterrupt.
 
     A signal that arrives while OmegaConf's code runs waits until it has returned (the signal
-    is sent again every ``RETRY_SECONDS``), so that the exception never tears a config apart;
-    one still waiting when the block ends is raised there."""
+    is sent again every ``RETRY_SECONDS``; where the main thread blocks it, as the joblib
+    launcher does in every thread before it forwards the first one alone, the handler is called
+    through ``_thread.interrupt_main`` instead, since a signal sent would stay blocked), so that
+    the exception never tears a config apart; one still waiting when the block ends is raised
+    there."""
+    import _thread
     import os
     import threading
 
@@ -89,9 +93,15 @@ def signals_as_exceptions() -> Iterator[None]:
         if closing.is_set() or _inside_omegaconf(frame):
             pending.add(signum)
             if not closing.is_set():
-                timers[signum] = timer = threading.Timer(
-                    RETRY_SECONDS, os.kill, (os.getpid(), signum)
+                blocked = hasattr(signal, "pthread_sigmask") and signum in signal.pthread_sigmask(
+                    signal.SIG_BLOCK, []
                 )
+                again = (
+                    (_thread.interrupt_main, (signum,))
+                    if blocked
+                    else (os.kill, (os.getpid(), signum))
+                )
+                timers[signum] = timer = threading.Timer(RETRY_SECONDS, *again)
                 timer.daemon = True
                 timer.start()
             return
@@ -108,7 +118,7 @@ def signals_as_exceptions() -> Iterator[None]:
         closing.set()
         for timer in list(timers.values()):
             timer.cancel()
-            timer.join()  # a signal it sent reaches this handler, not the default action
+            timer.join()  # a call it made reaches this handler, not the default action
         for signum, before in previous.items():
             signal.signal(signum, before if before is not None else signal.SIG_DFL)
         if pending:
