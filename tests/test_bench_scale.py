@@ -3,7 +3,6 @@ computations; no fit of PiLiD and no timed assertion."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -15,16 +14,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _scripts import load_script  # tests/_scripts.py
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "bench_scale.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_scale_under_test", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/bench_scale.py")
 
 
 @pytest.mark.parametrize("k", [0.5, 1.0, 1.37, 2.0])
@@ -268,11 +265,7 @@ def test_a_missing_library_is_printed_not_installed_and_the_run_goes_on(bench, t
 
 @pytest.fixture(scope="module")
 def busy():
-    path = SCRIPT.parent / "bench_busy_core.py"
-    spec = importlib.util.spec_from_file_location("bench_busy_core_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/bench_busy_core.py")
 
 
 def test_busy_core_ratio_is_busy_over_alone_and_a_bound_when_capped(busy):

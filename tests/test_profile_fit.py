@@ -4,22 +4,16 @@ seconds to the engine's stages, against known sleeps; no fit and no timed assert
 from __future__ import annotations
 
 import cProfile
-import importlib.util
 import pstats
 import time
-from pathlib import Path
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "profile_fit.py"
+from _scripts import load_script  # tests/_scripts.py
 
 
 @pytest.fixture(scope="module")
 def profile_fit():
-    spec = importlib.util.spec_from_file_location("profile_fit_under_test", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("benchmarks/profile_fit.py")
 
 
 # Functions named as the engine's stages, each sleeping a known time.

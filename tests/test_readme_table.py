@@ -4,24 +4,20 @@ only the block between its markers."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from _scripts import load_script  # tests/_scripts.py
 
 from pilid.errors import PilidError
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-def load_script(name: str):
-    """``scripts/<name>.py`` (a tool of the repository, not a module of a package) as a fresh
-    module."""
-    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def load_repository_script(name: str):
+    """``scripts/<name>.py`` as a fresh module."""
+    return load_script(f"scripts/{name}.py", name)
 
 
 def _frame() -> pd.DataFrame:
@@ -36,14 +32,14 @@ def _frame() -> pd.DataFrame:
 
 
 def test_the_readme_block_is_what_the_script_writes_from_the_committed_csv():
-    script = load_script("readme_table")
+    script = load_repository_script("readme_table")
     text = (REPO / "README.md").read_text(encoding="utf-8")
     expected = script.replace(text, script.block(pd.read_csv(script.SOURCE)))
     assert text == expected, "README's table is stale; run python scripts/readme_table.py"
 
 
 def test_cells_are_the_csvs_means_in_its_row_and_column_order():
-    script = load_script("readme_table")
+    script = load_repository_script("readme_table")
     lines = script.block(_frame()).splitlines()
     assert "our mean over 20 trials" in lines[0] and "reduced" not in lines[0]
     assert lines[2] == "| | bike (MSE) | skill (AUC) |"
@@ -54,13 +50,13 @@ def test_cells_are_the_csvs_means_in_its_row_and_column_order():
 
 
 def test_a_reduced_cell_is_named_in_the_caption():
-    script = load_script("readme_table")
+    script = load_repository_script("readme_table")
     caption = script.block(_frame(), experiment="other").splitlines()[0]
     assert "over 3 trials" in caption and "some cells reduced" in caption
 
 
 def test_only_the_block_between_the_markers_is_rewritten():
-    script = load_script("readme_table")
+    script = load_repository_script("readme_table")
     text = f"intro\n{script.START}\nold table\n{script.END}\nrest\n"
     assert script.replace(text, "new") == f"intro\n{script.START}\nnew\n{script.END}\nrest\n"
 
@@ -71,7 +67,7 @@ def test_only_the_block_between_the_markers_is_rewritten():
     ids=["none", "swapped"],
 )
 def test_missing_or_misplaced_markers_are_one_line(text):
-    script = load_script("readme_table")
+    script = load_repository_script("readme_table")
     text = text.replace("<!-- readme-table: start (python", script.START)
     with pytest.raises(PilidError, match="README needs one .* line followed by one .* line") as e:
         script.replace(text, "x")
@@ -79,13 +75,13 @@ def test_missing_or_misplaced_markers_are_one_line(text):
 
 
 def test_an_experiment_without_rows_is_one_line():
-    script = load_script("readme_table")
+    script = load_repository_script("readme_table")
     with pytest.raises(PilidError, match="no rows of 'nosuch' in the CSV; run make tables"):
         script.block(_frame(), experiment="nosuch")
 
 
 def test_check_fails_on_a_stale_readme_and_writing_fixes_it(tmp_path, capsys):
-    script = load_script("readme_table")
+    script = load_repository_script("readme_table")
     csv = tmp_path / "t.csv"
     _frame().to_csv(csv, index=False)
     readme = tmp_path / "README.md"
