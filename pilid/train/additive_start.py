@@ -120,27 +120,16 @@ def _build_additive(
                 lacking = np.flatnonzero(_missing_of(preps[t]))
                 extra = data.phi[2][t][:, lacking]
                 column_names += [names[j] for j in lacking]
-            if wide:  # `monotone_start` reads the means of Phi's columns alone
-                design = CompactPhi(
-                    col[t : t + 1],
-                    frac[t : t + 1],
-                    feature[t : t + 1],
-                    mask[t : t + 1],
-                    None if extra is None else extra[None],
-                )
-                dense = design
-            else:
-                dense = phi_dense(col[t], frac[t], feature[t])
-                design = dense if extra is None else torch.cat([dense, extra], dim=1)
-                dense, design = dense[None], design[None]
             weights = None if data.w is None else data.w[t : t + 1]
             rough = None if roughness is None else roughness[t : t + 1]
             inputs = (col[t], frac[t], feature[t], mask[t], extra, target[t], weights, rough)
             key = None if starts is None else _start_key(wide, inputs)
             start = None if key is None else starts.get(key)
+            dense = None  # Phi of trial t, built only where a solve or a clamp reads it
             if start is not None:  # copies: what is kept never shares memory with a model
                 start = tuple(part.clone() for part in start)
             else:
+                dense, design = _design(wide, col, frac, feature, mask, extra, t)
                 start = lstsq_init(
                     design,
                     target[t : t + 1],
@@ -155,6 +144,8 @@ def _build_additive(
             if nan_value is not None:
                 nan_value[t, lacking] = start[2][0]
             if sign is not None:  # monotone constraints: clamp the start's slopes
+                if dense is None:
+                    dense, _ = _design(wide, col, frac, feature, mask, extra, t)
                 w_t, b_t = monotone_start(dense, w_t, b_t, sign[t : t + 1], mask[t : t + 1])
             ws.append(w_t)
             bs.append(b_t)
@@ -168,6 +159,24 @@ def _build_additive(
             w[t, :Pt] = torch.randn(Pt, generator=g) * std
         w, b = w.to(device), torch.zeros(T, P, device=device)
     return AdditiveEnsemble(feature, mask, m, w, b, sign=sign, nan_value=nan_value)
+
+
+def _design(wide: bool, col, frac, feature, mask, extra, t: int):
+    """Trial t's Phi (1, n, P) and the design its least squares solves on (Phi with the
+    missing-value indicators `extra`, if any): compact (`CompactPhi`, matrix-free; the Phi that
+    `monotone_start` reads is then the same object, whose column means it takes) or dense."""
+    if wide:
+        design = CompactPhi(
+            col[t : t + 1],
+            frac[t : t + 1],
+            feature[t : t + 1],
+            mask[t : t + 1],
+            None if extra is None else extra[None],
+        )
+        return design, design
+    dense = phi_dense(col[t], frac[t], feature[t])
+    design = dense if extra is None else torch.cat([dense, extra], dim=1)
+    return dense[None], design[None]
 
 
 def _start_key(wide: bool, tensors) -> tuple:
