@@ -148,6 +148,13 @@ CODE = {"deep_categorical": "code"}
 #: seed plus this (0: the split's seed, as every other variant).
 SEED_OFFSET = "seed_offset"
 
+
+def with_seed1000(name: str, params: dict, rule) -> dict:
+    """A variant and its refit with the seed + 1000 (``<name>_seed1000``): the same parameters
+    and rule, every fit's ``random_state`` the split's seed + 1000."""
+    return {name: (params, rule), f"{name}_seed1000": ({**params, SEED_OFFSET: 1000}, rule)}
+
+
 #: Variant -> (constructor parameters on top of the earlier library defaults, rule of n or None).
 #: ``defaults``: the library defaults before issue 31 (`EARLIER_DEFAULTS`,
 #: the library defaults when these variants were measured); ``code``: the defaults before
@@ -388,35 +395,26 @@ VARIANTS = {
         library_rules,
     ),
     # lam = 5 / n up to 5,000 rows (the defaults' penalty, where the small classification
-    # tables want it) and 5 / n * 5,000 / n above: a tenth of it at 50,000 rows
-    "gamma40_smooth_rows_lam_steep_pairs_auto": (
+    # tables want it) and 5 / n * 5,000 / n above: a tenth of it at 50,000 rows; and with the
+    # other seed (compared with SEED_VARIANT, seed for seed)
+    **with_seed1000(
+        "gamma40_smooth_rows_lam_steep_pairs_auto",
         {"gamma": 40, "pairs": "auto"},
-        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n)},
-    ),
-    # and with the other seed (compared with SEED_VARIANT, seed for seed)
-    "gamma40_smooth_rows_lam_steep_pairs_auto_seed1000": (
-        {"gamma": 40, "pairs": "auto", SEED_OFFSET: 1000},
         lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n)},
     ),
     # LIBRARY_VARIANT with a bag of 8 instead of 16 above 5,000 training rows (issue 52: half the
     # members where each member sees many rows; the same fits up to 5,000 rows), with both seeds
-    "gamma40_smooth_rows_lam_steep_pairs_auto_bags8_above5k": (
+    **with_seed1000(
+        "gamma40_smooth_rows_lam_steep_pairs_auto_bags8_above5k",
         {"gamma": 40, "pairs": "auto"},
-        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **above_rows(n_bags=8)(n)},
-    ),
-    "gamma40_smooth_rows_lam_steep_pairs_auto_bags8_above5k_seed1000": (
-        {"gamma": 40, "pairs": "auto", SEED_OFFSET: 1000},
         lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **above_rows(n_bags=8)(n)},
     ),
     # LIBRARY_VARIANT with mini-batches of 1,024 rows instead of 256 above 5,000 training rows
     # (issue 52: a quarter of the optimiser's steps per epoch where the rows are many), with both
     # seeds
-    "gamma40_smooth_rows_lam_steep_pairs_auto_batch1024_above5k": (
+    **with_seed1000(
+        "gamma40_smooth_rows_lam_steep_pairs_auto_batch1024_above5k",
         {"gamma": 40, "pairs": "auto"},
-        lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **above_rows(batch_size=1024)(n)},
-    ),
-    "gamma40_smooth_rows_lam_steep_pairs_auto_batch1024_above5k_seed1000": (
-        {"gamma": 40, "pairs": "auto", SEED_OFFSET: 1000},
         lambda n: {**smooth_rule(500.0)(n), **steep_lam_rule(n), **above_rows(batch_size=1024)(n)},
     ),
 }

@@ -12,9 +12,8 @@ time, so that no number on a page is typed twice.
 Views and their options: ``pivot`` (``:index:``, ``:columns:``, ``:values:``, ``:aggregate:``,
 ``:query:``, ``:size:``, ``:digits:``), ``suite-summary``, ``suite-criterion``, ``suite-verdict``,
 ``drift`` and ``drift-verdict`` (``:against:`` a rerun, ``:names:`` ``first; second``),
-``lever-variants``,
-``lever-counts``, ``lever-ranks``, ``lever-means``, ``defaults-change`` (``:suite:`` the peers'
-CSV; ``:splits:``, ``:variants:``), ``lever-seed`` (``:splits:``, ``:variants:``,
+``lever-variants``, ``lever-counts``, ``lever-ranks``, ``lever-means``, ``defaults-change``
+(``:suite:`` the peers' CSV; ``:splits:``, ``:variants:``), ``lever-seed`` (``:splits:``, ``:variants:``,
 ``:baseline:`` a variant and its refit with the seed + 1000 instead of the defaults of issue
 31). A lever view takes ``:with:`` another lever CSV and ``:with-variants:`` the variants whose
 rows it adds (the defaults' fits committed with another study), and ``:tables:`` the tables to
