@@ -14,10 +14,12 @@ from pilid.errors import PilidError
 from pilid.experiments.config import (
     CONF_DIR,
     check_config,
+    check_override_syntax,
     check_overrides,
     composition_error,
     missing_names,
     normalize_overrides,
+    unread_shortcuts,
     user_config_dirs,
 )
 
@@ -39,6 +41,7 @@ def main(cfg: DictConfig) -> float | None:
     try:
         cfg = _named(cfg)
         check_config(cfg)
+        _say_unread_shortcuts(cfg)
         if cfg.get("dry_run"):
             print(plan_setting(cfg).line, flush=True)
             return None
@@ -62,6 +65,21 @@ def _named(cfg: DictConfig) -> DictConfig:
         with open_dict(cfg):
             cfg[group]["name"] = name
     return cfg
+
+
+def _say_unread_shortcuts(cfg: DictConfig) -> None:
+    """A single run (a sweep's sweeper says it once for all its jobs): one line for a top-level
+    shortcut of the command line (``gamma=3``) that the chosen model does not read."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+    from omegaconf import OmegaConf
+
+    hydra_cfg = HydraConfig.get()
+    if hydra_cfg.mode == RunMode.MULTIRUN:
+        return
+    container = OmegaConf.to_container(cfg, resolve=False)
+    for notice in unread_shortcuts(container, hydra_cfg.overrides.task):
+        print(f"pilid: {notice}", file=sys.stderr, flush=True)
 
 
 #: Hydra flags that pick another config: the pre-check composes conf/config.yaml only
@@ -136,6 +154,7 @@ def cli() -> None:
 
     with exit_on_interrupt():
         try:
+            check_override_syntax(sys.argv[1:])
             sys.argv[1:] = normalize_overrides(sys.argv[1:])
             check_overrides(sys.argv[1:])
             check_composition(sys.argv[1:])

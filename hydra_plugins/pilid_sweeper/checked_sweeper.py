@@ -20,9 +20,11 @@ from pilid.experiments.config import (
     check_config,
     composition_error,
     missing_names,
+    unread_shortcuts,
     user_config_dirs,
 )
 from pilid.experiments.interrupts import watch_settings
+from pilid.experiments.setting import setting_id
 
 
 class CheckedSweeper(BasicSweeper):
@@ -33,6 +35,7 @@ class CheckedSweeper(BasicSweeper):
         first bad job (``dry_run=true``: print the plan and stop)."""
         assert self.hydra_context is not None and self.config is not None
         containers = []
+        notices: list[str] = []
         for overrides in batch:
             try:
                 try:
@@ -49,6 +52,7 @@ class CheckedSweeper(BasicSweeper):
                     container[group] = {**container[group], "name": name}
                 containers.append(container)
                 check_config(container)
+                notices += [n for n in unread_shortcuts(container, overrides) if n not in notices]
             except PilidError as error:
                 where = " ".join(overrides) or "the base config"
                 print(f"pilid: error: in the sweep job [{where}]: {error}", file=sys.stderr)
@@ -57,6 +61,9 @@ class CheckedSweeper(BasicSweeper):
                     file=sys.stderr,
                 )
                 sys.exit(2)
+        for notice in notices:
+            print(f"pilid: {notice}", file=sys.stderr, flush=True)
+        containers = self._once_each(batch, containers)
         if containers and OmegaConf.create(containers[0]).get("dry_run"):
             try:
                 _dry_run(containers)
@@ -66,6 +73,36 @@ class CheckedSweeper(BasicSweeper):
             sys.exit(0)
         # an interrupt's one line counts the recorded trials of every setting of the sweep
         watch_settings(containers, replace=False)
+
+    def _once_each(self, batch: Sequence[Sequence[str]], containers: list[dict]) -> list[dict]:
+        """Drop from ``batch`` (in place) every job whose setting an earlier job of the sweep
+        already runs (``model=pilid_lib gamma=2,3``: pilid_lib fixes its gamma, so both jobs
+        are one setting), with one line each; returns the kept jobs' configs."""
+        seen = self.__dict__.setdefault("_pilid_settings", {})
+        kept_jobs, kept = [], []
+        for overrides, container in zip(batch, containers):
+            try:
+                sid = setting_id(container)
+            except Exception:  # noqa: BLE001 - not resolvable here: the runner names it
+                sid = None
+            if sid is not None and sid in seen:
+                first = seen[sid]
+                shown = [o for o in overrides if o not in first or o.startswith("model=")]
+                was = [o for o in first if o not in overrides or o.startswith("model=")]
+                print(
+                    f"pilid: the sweep job [{' '.join(shown)}] is the setting of "
+                    f"[{' '.join(was)}] (setting {sid}); it runs once",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                continue
+            if sid is not None:
+                seen[sid] = list(overrides)
+            kept_jobs.append(overrides)
+            kept.append(container)
+        if len(kept_jobs) < len(batch) and isinstance(batch, list):
+            batch[:] = kept_jobs
+        return kept
 
 
 def _dry_run(containers: list[dict]) -> None:

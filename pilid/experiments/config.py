@@ -81,6 +81,30 @@ def check_overrides(args: Iterable[str], conf_dir: Path = CONF_DIR) -> None:
                 raise PilidError(f"unknown {key} {option!r}; valid choices: {', '.join(choices)}")
 
 
+def check_override_syntax(args: Iterable[str]) -> None:
+    """Every ``key=value`` of the command line parses in Hydra's override grammar: one that
+    does not (a value with characters outside it, ``results_dir=ré中``) stops with one line
+    that names it and shows it quoted, instead of Hydra's lexer error."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    parser = OverridesParser.create()
+    for arg in args:
+        if arg.startswith("-") or "=" not in arg:
+            continue
+        try:
+            parser.parse_overrides([arg])
+        except Exception as error:  # noqa: BLE001 - Hydra's OverrideParseException
+            key, _, value = arg.partition("=")
+            lexer = "LexerNoViableAlt" in str(error)  # a character outside the grammar
+            quoted = value.replace("\\", "\\\\").replace("'", "\\'")
+            fix = (
+                f"quote the value: \"{key}='{quoted}'\""
+                if lexer
+                else f"{str(error).splitlines()[0]}; see python -m pilid.run --help for the syntax"
+            )
+            raise PilidError(f"{arg} is not valid override syntax; {fix}") from None
+
+
 def normalize_overrides(args: Iterable[str]) -> list[str]:
     """The command line with ``data.N=1e3`` written ``data.N=1000``: a whole number typed as a
     float, for a key whose schema type is int (Hydra's typed config would refuse the float, and
@@ -351,6 +375,7 @@ def check_config(cfg: DictConfig | Mapping[str, Any]) -> None:
             f"results_dir={results_dir!r} is empty; set results_dir=<directory>, e.g. "
             "results_dir=results/runs"
         )
+    _check_names(cfg)
     model = cfg.get("model") or {}
     for key, gamma in (("gamma", cfg.get("gamma")), ("model.gamma", model.get("gamma"))):
         if gamma is not None:
@@ -379,6 +404,55 @@ def check_config(cfg: DictConfig | Mapping[str, Any]) -> None:
         raise PilidError(f"train.n_jobs={n_jobs!r} is invalid; use auto or a whole number >= 1")
     _check_model(cfg)
     _check_logger(cfg)
+
+
+#: The suffix of the results store's file (``records.jsonl``): a ``results_dir`` is its folder.
+_RECORDS_SUFFIX = ".jsonl"
+
+
+def _check_names(cfg: Mapping[str, Any]) -> None:
+    """``experiment_name`` is a name, never a path (the report names its tables after it), and
+    ``results_dir`` a folder, never the records file itself."""
+    name = cfg.get("experiment_name")
+    if isinstance(name, str) and (
+        not name.strip() or re.search(r"[/\\\x00-\x1f]", name) or name.startswith(".")
+    ):
+        plain = re.sub(r"[^A-Za-z0-9_.+-]", "_", name).strip("._") or "my_experiment"
+        raise PilidError(
+            f"experiment_name={name!r} is not a plain name (no path separators, no leading dot, "
+            f"not empty); use e.g. experiment_name={plain}"
+        )
+    results_dir = str(cfg.get("results_dir"))
+    if results_dir.endswith(_RECORDS_SUFFIX):
+        folder = results_dir[: -len(_RECORDS_SUFFIX)] or "results/runs"
+        raise PilidError(
+            f"results_dir={results_dir} names a file; results_dir is the folder that holds "
+            f"records.jsonl: use e.g. results_dir={folder}"
+        )
+
+
+#: Top-level keys that only reach a model through an interpolation in its YAML
+#: (``gamma: ${gamma}``): a model whose YAML fixes its own value does not read them.
+SHORTCUT_KEYS = ("gamma",)
+
+
+def unread_shortcuts(config: Mapping[str, Any], overrides: Iterable[str]) -> list[str]:
+    """The notices for shortcut keys given in `overrides` (``gamma=3``) that the composed,
+    unresolved `config`'s model does not read (``model=pilid_lib`` fixes ``gamma: 40``):
+    one line each, naming the model's own key to set instead."""
+    given = {a.partition("=")[0].lstrip("+~"): a.partition("=")[2] for a in overrides if "=" in a}
+    model = config.get("model") or {}
+    text = repr(model)
+    notices = []
+    for key in SHORTCUT_KEYS:
+        if key in given and "${" + key + "}" not in text:
+            own = model.get(key, "none") if isinstance(model, Mapping) else "none"
+            name = model.get("name", "this model") if isinstance(model, Mapping) else "it"
+            notices.append(
+                f"the top-level {key} does not reach model={name} (its YAML sets model.{key}="
+                f"{own}); set model.{key}=<value> to change it there"
+            )
+    return notices
 
 
 def _check_logger(cfg: Mapping[str, Any]) -> None:

@@ -11,8 +11,10 @@ precision: every cell whose mean prints the same 4 decimals as the best is bold.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -207,7 +209,7 @@ class Table:
             r"\begin{table}[htbp]",
             r"  \centering",
             rf"  \caption{{{self.caption(tex=True)}}}",
-            rf"  \label{{tab:{self.name}}}",
+            rf"  \label{{tab:{file_stem(self.name)}}}",
             rf"  \begin{{tabular}}{{{spec}}}",
             r"    \toprule",
         ]
@@ -291,10 +293,29 @@ class Table:
         return "\n".join(lines) + "\n"
 
 
+#: The characters a table's file name keeps from its experiment's name; any other becomes ``_``.
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.+-]")
+
+
+def file_stem(name: str) -> str:
+    """The file name (without suffix) a table named `name` is written under, inside the report's
+    folder whatever the name holds: a plain name (letters, digits, ``_ . + -``, not starting
+    with a dot) is kept as it is; any other (a path such as ``../../x`` or ``/tmp/x``, a
+    separator, a hidden name) has each other character replaced by ``_``, leading dots dropped,
+    and the first 8 hex digits of the name's SHA-1 appended, so two names never share a file."""
+    name = str(name)
+    if name and not _UNSAFE.search(name) and not name.startswith("."):
+        return name
+    plain = _UNSAFE.sub("_", name).lstrip(".") or "table"
+    return f"{plain}-{hashlib.sha1(name.encode()).hexdigest()[:8]}"
+
+
 def write_tables(tables: list[Table], out_dir: str | os.PathLike) -> list[Path]:
     """Write ``<name>.tex`` and ``<name>.md`` per table, ``tables.md`` (all Markdown),
     ``tables.tex`` (a standalone document inputting every table) and, where the paper has the
-    table, ``paper_vs_ours.csv`` / ``paper_vs_ours.md``. Returns the written paths.
+    table, ``paper_vs_ours.csv`` / ``paper_vs_ours.md``. Returns the written paths. Every
+    file lies directly in `out_dir`: a table's file name is `file_stem` of its name (the
+    records' experiment, which a records file from elsewhere may set to any text).
 
     Each file is replaced atomically (`pilid.atomic`): a report killed while it writes leaves
     every file whole, old or new."""
@@ -303,13 +324,13 @@ def write_tables(tables: list[Table], out_dir: str | os.PathLike) -> list[Path]:
     written = []
     for table in tables:
         for suffix, text in ((".tex", table.to_latex()), (".md", table.to_markdown())):
-            path = out / f"{table.name}{suffix}"
+            path = out / f"{file_stem(table.name)}{suffix}"
             write_text(path, text)
             written.append(path)
     index = out / "tables.md"
     write_text(index, "\n".join(t.to_markdown() for t in tables))
     document = out / "tables.tex"
-    body = "\n".join(rf"\input{{{t.name}.tex}}" for t in tables)
+    body = "\n".join(rf"\input{{{file_stem(t.name)}.tex}}" for t in tables)
     write_text(
         document,
         "% Standalone preview of every table: pdflatex tables.tex\n"
