@@ -20,16 +20,19 @@ from sklearn.utils.validation import check_is_fitted
 
 from pilid.inspection.displays import ShapeDisplay
 from pilid.inspection.explanation import ExplainMixin
+from pilid.inspection.explorer import ExploreMixin
+from pilid.inspection.importance import ImportanceMixin
 from pilid.models import bagging, multiclass
 from pilid.nn.piecewise import piece_values
 
 __all__ = ["ShapeMixin"]
 
 
-class ShapeMixin(ExplainMixin):
+class ShapeMixin(ExploreMixin, ImportanceMixin, ExplainMixin):
     """Interpretation API of the additive component (Definition 3: u_j per feature), and the
     explanation of single predictions (`pilid.inspection.explanation`: `explain`,
-    `plot_explanation`)."""
+    `plot_explanation`) and the terms' importance (`pilid.inspection.importance`:
+    `term_importances`, `plot_importance`)."""
 
     def feature_contributions(self, X) -> np.ndarray:
         """u_j(x_ij) (n, m) in output units, each column centred to mean 0 on the training
