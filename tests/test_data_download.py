@@ -79,7 +79,7 @@ def test_first_use_downloads_into_the_data_dir_checks_it_and_says_so(
     content, payload, raw = _fake_skill(monkeypatch)
     fetched = _serve(monkeypatch, payload)
     monkeypatch.setenv("PILID_DATA_DIR", str(tmp_path))
-    with caplog.at_level(logging.INFO, logger="pilid.data"):
+    with caplog.at_level(logging.DEBUG, logger="pilid.data"):
         data = load_dataset("skill")  # no data_dir, no download option: the defaults
     target = tmp_path / "skillcraft" / "SkillCraft1_Dataset.csv"
     assert fetched == [raw.url]
@@ -88,7 +88,9 @@ def test_first_use_downloads_into_the_data_dir_checks_it_and_says_so(
     assert len(data.X) == 24 and data.y.sum() == 12  # LeagueIndex 4-6 of 1-6
     line = f"downloading skill from {raw.url} into {tmp_path / 'skillcraft'} (one time)"
     assert capsys.readouterr().err.splitlines() == [f"pilid: {line}"]
-    assert line in [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
+    # logged below INFO: a console that shows INFO (Hydra's) does not say it twice
+    assert line in [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    assert line not in [r.getMessage() for r in caplog.records if r.levelno >= logging.INFO]
     assert not list(target.parent.glob("*.part"))  # written atomically, nothing left over
     load_dataset("skill")  # present now: no second download, no second line
     assert len(fetched) == 1 and capsys.readouterr().err == ""
@@ -143,6 +145,7 @@ def test_offline_first_use_is_one_line_saying_where_to_put_the_file(
     assert message.startswith("missing data file bank/bank-additional-full.csv for dataset 'bank'")
     assert f"downloading {raw.url} failed {reason}" in message
     assert f"at {tmp_path / 'bank' / 'bank-additional-full.csv'}" in message
+    assert "data_dir=<folder> (or $PILID_DATA_DIR)" in message  # the other way to give it
     assert "\n" not in message
     assert not (tmp_path / "bank" / "bank-additional-full.csv").exists()
     assert len(capsys.readouterr().err.splitlines()) == 1  # the announcement only

@@ -262,3 +262,26 @@ def test_bad_tables_fail_in_one_line(tmp_path):
     )
     assert checked.info["sha256"] == digest
     _one_line(["data=table", "data.path=t.csv"], "data=table needs task, target")
+
+
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_a_peer_whose_package_is_missing_names_the_extra(monkeypatch, task):
+    import importlib
+
+    from pilid.errors import PilidError
+    from pilid.experiments import model_config
+
+    real = importlib.import_module
+
+    def without_pytabkit(name, *args, **kwargs):
+        if name.split(".")[0] == "pytabkit":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(
+        model_config, "_import", lambda path: without_pytabkit(path.rsplit(".", 1)[0])
+    )
+    with pytest.raises(
+        PilidError, match=r"needs the package 'pytabkit'.*pip install -e \"\.\[peers\]\""
+    ):
+        model_config.estimator_class(model_config.builtin_model("realmlp"), task)

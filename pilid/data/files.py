@@ -232,7 +232,7 @@ def download_file(raw: RawFile, data_dir: Path, verify: bool = True) -> Path:
 
 def _download(raw: RawFile, target: Path, verify: bool) -> Path:
     message = f"downloading {raw.dataset} from {raw.url} into {target.parent} (one time)"
-    log.info("%s", message)
+    log.debug("%s", message)  # DEBUG: Hydra's console shows INFO, and the line is printed
     print(f"pilid: {message}", file=sys.stderr, flush=True)
     try:
         payload = _fetch(raw.url)
@@ -240,7 +240,8 @@ def _download(raw: RawFile, target: Path, verify: bool) -> Path:
         raise DataFileError(
             f"missing data file {raw.relpath()} for dataset {raw.dataset!r}, and downloading "
             f"{raw.url} failed ({_reason(error)}): put {raw.filename} (from that UCI archive) at "
-            f"{target}, or retry with a working internet connection"
+            f"{target}, or point data_dir=<folder> (or ${DATA_DIR_ENV}) at a folder holding "
+            f"{raw.relpath()}, or retry with a working internet connection"
         ) from error
     if verify and raw.archive_sha256 is not None:
         actual = hashlib.sha256(payload).hexdigest()

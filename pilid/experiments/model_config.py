@@ -211,6 +211,10 @@ def _import(path: str) -> type:
         log.disabled = disabled
 
 
+#: The package extra of pilid that installs a peer's package (by its top-level module).
+PEER_EXTRAS = {"pytabkit": "peers", "lightgbm": "peers", "aplr": "peers"}
+
+
 def estimator_class(model: Mapping[str, Any], task: str) -> type:
     """The class the model config names for ``task``, imported (one line when it cannot be, or
     when it is not a scikit-learn estimator: no ``fit`` or no ``get_params``)."""
@@ -221,6 +225,13 @@ def estimator_class(model: Mapping[str, Any], task: str) -> type:
     except Exception as error:  # ImportError, or Hydra's wrapper of it
         cause = error.__cause__ or error
         reason = one_line(str(cause)) or type(cause).__name__
+        package = getattr(cause, "name", None) or ""
+        extra = PEER_EXTRAS.get(package.split(".")[0])
+        if isinstance(cause, ModuleNotFoundError) and extra is not None:
+            raise PilidError(
+                f"{key}={path} needs the package {package!r}, which is not installed; install "
+                f'the peers with pip install -e ".[{extra}]"'
+            ) from None
         raise PilidError(
             f"{key}={path} cannot be imported ({reason}); write the class's full dotted path "
             "(module.Class) and install its package"

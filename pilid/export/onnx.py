@@ -4,8 +4,11 @@
 `to_onnx` builds the graph in three parts, joined into one:
 
 1. **The columns.** One graph input per column of ``fit`` (named as in ``feature_names_in_``;
-   ``x0``, ``x1``, ... for an array), N rows: a numeric column as ``double`` (NaN: a missing
-   value), a text or category column as ``string``. A string column's levels become the
+   ``x0``, ``x1``, ... for an array; a name the graph cannot take, an output's name, an empty
+   one or one of the graph's own ``pilid/`` / ``numeric/`` names, as ``column<j>``: the
+   metadata ``pilid.columns`` maps each column to its input, with a text column's levels),
+   N rows: a numeric column as ``double`` (NaN: a missing value), a text or category column
+   as ``string``. A string column's levels become the
    estimator's codes in the graph, with ``ai.onnx.ml``'s ``LabelEncoder``, as
    `pilid.models.inputs` codes them at prediction: a level of ``categories_`` its position, a
    level merged by ``min_frequency`` the ``"(infrequent)"`` code, the empty string
@@ -23,8 +26,9 @@
    softmax of K logits) and ``decision_function`` (N,; or N, K).
 
 Everything is in the graph: onnxruntime alone scores it, from the columns as they came to
-``fit``. `onnx_inputs` turns a DataFrame into its inputs (text as ``str``, a missing level as
-the empty string, numbers as float64).
+``fit``. `onnx_inputs` turns a DataFrame into its inputs (a text column's value as the key of
+the level it equals, as ``predict`` matches them: ``1.0`` is the level ``1``; a missing value
+as the empty string, any other value as unseen; numbers as float64).
 """
 
 from __future__ import annotations
@@ -201,7 +205,7 @@ class NumericPath(nn.Module):
 def _export_numeric(path: NumericPath, example: np.ndarray, dynamo: bool):
     """The numeric path as an ONNX model (input ``X`` (N, m), output ``raw``)."""
     onnx = _extra()
-    x = torch.as_tensor(example)
+    x = torch.as_tensor(np.require(example, requirements="W"))  # a read-only array: copied
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the exporters' deprecation and tracer notes
         if dynamo:
@@ -230,13 +234,35 @@ def _export_numeric(path: NumericPath, example: np.ndarray, dynamo: bool):
     return onnx.load_model_from_string(buffer.getvalue())
 
 
+#: The graph's output names, and the prefixes of its own names: no input may take them.
+OUTPUT_NAMES = ("predict", "label", "probabilities", "decision_function")
+OWN_PREFIXES = ("pilid/", "numeric/")
+#: The string `onnx_inputs` sends for a value that is none of a column's levels (an unseen one).
+UNSEEN_TEXT = "\x00unseen"
+
+
+def input_names(names: list[str]) -> list[str]:
+    """The graph input of each column of fit: its name, or ``column<j>`` (with ``_`` appended
+    until it is free) where the name is empty, an output's or one of the graph's own."""
+    taken = {str(n) for n in names}
+    out = []
+    for j, name in enumerate(map(str, names)):
+        if not name or name in OUTPUT_NAMES or name.startswith(OWN_PREFIXES):
+            name = f"column{j}"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+        out.append(name)
+    return out
+
+
 def _columns(est) -> list[tuple[str, int, list | None]]:
     """(input name, position, levels or None) per column of fit; a level that is the empty
     string (`MISSING_TEXT`, a missing value in the graph) raises a one-line error."""
     names = est._feature_names()
     categories = getattr(est, "categories_", {})
     out = []
-    for j, name in enumerate(names):
+    for j, name in zip(range(len(names)), input_names(names)):
         levels = categories.get(j)
         if levels is not None and any(str(v) == MISSING_TEXT for v in levels):
             raise PilidError(
@@ -459,9 +485,11 @@ def to_onnx(estimator, X_sample, path=None, *, check: bool = True, dynamo: bool 
         doc_string=f"{type(est).__name__} exported by pilid.export.to_onnx",
     )
     model.ir_version = numeric.ir_version
+    infrequent = getattr(est, "infrequent_categories_", {})
     columns = [
-        {"name": name, "type": "double" if levels is None else "string"}
-        for name, _, levels in _columns(est)
+        {"name": str(column), "input": name, "type": "double" if levels is None else "string"}
+        | ({} if levels is None else {"levels": _json_levels([*levels, *infrequent.get(j, ())])})
+        for column, (name, j, levels) in zip(est._feature_names(), _columns(est))
     ]
     meta = {
         "pilid.estimator": type(est).__name__,
@@ -469,11 +497,12 @@ def to_onnx(estimator, X_sample, path=None, *, check: bool = True, dynamo: bool 
         "pilid.missing_text": MISSING_TEXT,
     }
     onnx.checker.check_model(model)
+    helper.set_model_props(model, meta)  # onnx_inputs reads the columns' inputs and levels
     if check:
         found, expected = _differences(model, est, X_sample)
         sizes = [np.max(np.abs(v), initial=0.0) for k, v in expected.items() if k != "label"]
         limit = TOLERANCE * max(1.0, *map(float, sizes))
-        bad = {k: v for k, v in found.items() if v > (0.0 if k == "label" else limit)}
+        bad = {k: v for k, v in found.items() if not v <= (0.0 if k == "label" else limit)}
         if bad:
             raise PilidError(
                 f"the ONNX graph's outputs differ from {type(est).__name__}'s on X_sample "
@@ -505,31 +534,68 @@ def onnx_inputs(model, X) -> dict[str, np.ndarray]:
     """
     if hasattr(model, "get_inputs"):  # an onnxruntime session
         kinds = [(i.name, i.type == "tensor(string)") for i in model.get_inputs()]
+        meta = model.get_modelmeta().custom_metadata_map
     else:
         onnx = _extra()
         if not isinstance(model, onnx.ModelProto):
             model = onnx.load(str(model))
         string = onnx.TensorProto.STRING
         kinds = [(i.name, i.type.tensor_type.elem_type == string) for i in model.graph.input]
-    names = [name for name, _ in kinds]
+        meta = {p.key: p.value for p in model.metadata_props}
+    described = {c.get("input", c["name"]): c for c in json.loads(meta.get("pilid.columns", "[]"))}
+    columns = [described.get(name, {}).get("name", name) for name, _ in kinds]
     if not isinstance(X, pd.DataFrame):
-        X = pd.DataFrame(np.asarray(X, dtype=object), columns=names)
-    elif not set(names) <= set(X.columns) and X.shape[1] == len(names):
+        X = pd.DataFrame(np.asarray(X, dtype=object), columns=columns)
+    elif not set(columns) <= set(X.columns) and X.shape[1] == len(columns):
         if not all(isinstance(c, str) for c in X.columns):  # no names to go by: by position
-            X = X.set_axis(names, axis=1)
-    lacking = [name for name in names if name not in X.columns]
+            X = X.set_axis(columns, axis=1)
+    lacking = [column for column in columns if column not in X.columns]
     if lacking:
         shown = ", ".join(repr(n) for n in lacking[:5])
         raise PilidError(f"X lacks the graph's column(s) {shown}; pass the columns of fit")
     feeds = {}
-    for name, text in kinds:
-        column = X[name]
+    for (name, text), column in zip(kinds, columns):
+        values = X[column]
         if text:
-            values = column.astype(object).to_numpy()
-            feeds[name] = np.array(
-                [MISSING_TEXT if pd.isna(v) else str(v) for v in values], dtype=object
-            )
-        else:
-            numbers = pd.to_numeric(column.astype(object))
-            feeds[name] = numbers.to_numpy(dtype=np.float64, na_value=np.nan)
+            feeds[name] = _level_texts(values, described.get(name, {}).get("levels"))
+            continue
+        try:
+            numbers = pd.to_numeric(values.astype(object))
+        except (ValueError, TypeError):
+            bad = values[pd.to_numeric(values.astype(object), errors="coerce").isna()]
+            bad = bad[bad.notna()]
+            raise PilidError(
+                f"column {column!r} of X holds {bad.iloc[0]!r} (row {bad.index[0]!r}), not a "
+                f"number, where the graph takes numbers; pass numbers there (e.g. "
+                f"X[{column!r}] = pd.to_numeric(X[{column!r}], errors='coerce') for missing)"
+            ) from None
+        feeds[name] = numbers.to_numpy(dtype=np.float64, na_value=np.nan)
     return feeds
+
+
+def _json_levels(levels) -> list:
+    """A column's levels as JSON keeps them: numbers and strings as they are (NumPy scalars
+    as Python's), anything else as its text (the graph's key)."""
+    out = []
+    for level in levels:
+        level = level.item() if isinstance(level, np.generic) else level
+        plain = isinstance(level, str | bool | int) or (
+            isinstance(level, float) and np.isfinite(level)
+        )
+        out.append(level if plain else str(level))
+    return out
+
+
+def _level_texts(values: pd.Series, levels: list | None) -> np.ndarray:
+    """A text column's graph input: each value as the key of the level it equals, matched as
+    `pilid.models.inputs` matches levels at prediction (``1.0`` is the level ``1``), a missing
+    value as `MISSING_TEXT`, any other value as `UNSEEN_TEXT`. A graph without its levels in
+    the metadata gets the values' text."""
+    missing = values.isna().to_numpy()
+    if levels is None:
+        texts = values.astype(object).to_numpy()
+        return np.array([MISSING_TEXT if m else str(v) for v, m in zip(texts, missing)], object)
+    keys = np.array([str(v) for v in levels] + [UNSEEN_TEXT, MISSING_TEXT], dtype=object)
+    position = pd.Index(levels, dtype=object).get_indexer(values.astype(object))
+    position = np.where(position >= 0, position, np.where(missing, len(levels) + 1, len(levels)))
+    return keys[position]

@@ -235,6 +235,7 @@ def to_table(estimator, path=None, *, X=None, csv_dir=None) -> dict:
         "pairs": _pair_terms(est, names) if not multi else [],
         "deep_share": None if X is None else deep_share(est, X),
     }
+    _finite(table)
     if path is not None:
         Path(path).write_text(json.dumps(table, indent=1, allow_nan=False), encoding="utf-8")
     if csv_dir is not None:
@@ -259,21 +260,101 @@ def read_table(path) -> dict:
     """
     try:
         table = json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise PilidError(
+            f"{path} is not UTF-8 text (byte {error.start}); pass a file written by to_table"
+        ) from None
     except json.JSONDecodeError as error:
         raise PilidError(f"{path} is not JSON ({error}); pass a file written by to_table") from None
     return _checked(table, str(path))
 
 
+def _finite(table: dict) -> None:
+    """A table holds finite numbers only (JSON has no NaN): a model whose intercept or shapes
+    are not finite (a fit that diverged) is refused in one line."""
+    parts = {INTERCEPT: [table["intercept"]]}
+    for feature in table["features"]:
+        parts[feature["name"]] = [feature["values"], feature["missing"], feature.get("unseen", 0)]
+    for pair in table["pairs"]:
+        parts[" x ".join(pair["features"])] = [pair["values"]]
+    bad = [
+        name
+        for name, values in parts.items()
+        if not all(np.isfinite(np.asarray(v, dtype=np.float64)).all() for v in values)
+    ]
+    if bad:
+        raise PilidError(
+            f"the model's table holds NaN or inf ({_names(bad)}): its fit diverged; refit it "
+            "(rescale X and y, or lower lr) before to_table"
+        )
+
+
+def _names(names: list[str], limit: int = 5) -> str:
+    shown = ", ".join(repr(n) for n in names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+#: What each kind of feature entry of a table holds, besides ``name``, ``kind``, ``values``
+#: and ``missing``.
+_KIND_KEYS = {"numeric": ("knots",), "categorical": ("levels", "unseen")}
+
+
 def _checked(table, where: str = "the table") -> dict:
+    """`table` as `score_table` reads it, or a one-line `PilidError` naming what is wrong (a
+    hand-edited file: another format, a later or unreadable version, a feature without the
+    keys its kind needs, knots and values of other lengths)."""
     if not isinstance(table, dict) or table.get("format") != FORMAT:
         raise PilidError(
             f"{where} is not a pilid table (format {FORMAT!r}); write one with to_table"
         )
-    if int(table.get("version", 0)) > VERSION:
+    try:
+        version = int(table.get("version", 0))
+    except (TypeError, ValueError):
+        version = None
+    if version is None:
+        raise PilidError(
+            f"{where} has version {table.get('version')!r}, not a whole number; write it again "
+            "with to_table"
+        )
+    if version > VERSION:
         raise PilidError(
             f"{where} has version {table['version']}, newer than this pilid reads ({VERSION}); "
             "update pilid"
         )
+
+    def wrong(what: str) -> PilidError:
+        return PilidError(f"{where}: {what}; write it again with to_table")
+
+    for key in ("intercept", "features"):
+        if key not in table:
+            raise wrong(f"it has no {key!r}")
+    features = table["features"]
+    if not isinstance(features, list) or not all(isinstance(f, dict) for f in features):
+        raise wrong("'features' is not a list of feature entries")
+    for j, feature in enumerate(features):
+        name = feature.get("name", j)
+        kind = feature.get("kind")
+        if kind not in _KIND_KEYS:
+            raise wrong(
+                f"feature {name!r} has kind {kind!r}; a feature's kind is "
+                + " or ".join(map(repr, _KIND_KEYS))
+            )
+        lacking = [k for k in ("name", "values", "missing", *_KIND_KEYS[kind]) if k not in feature]
+        if lacking:
+            raise wrong(f"feature {name!r} ({kind}) has no {', '.join(map(repr, lacking))}")
+        points = feature["knots" if kind == "numeric" else "levels"]
+        try:
+            values = np.asarray(feature["values"], dtype=np.float64)
+            if kind == "numeric":
+                np.asarray(points, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise wrong(f"feature {name!r} holds values that are not numbers") from None
+        if not isinstance(points, list) or values.ndim < 1 or len(points) != values.shape[0]:
+            raise wrong(
+                f"feature {name!r} has {len(points) if isinstance(points, list) else 'no'} "
+                f"{'knots' if kind == 'numeric' else 'levels'} but {values.shape[:1]} values"
+            )
+    table.setdefault("pairs", [])
     return table
 
 
@@ -361,6 +442,14 @@ def score_table(table, X, terms: bool = False):
     if not isinstance(table, dict):
         table = read_table(table)
     table = _checked(table)
+    if terms:
+        clash = [f["name"] for f in table["features"] if f["name"] == INTERCEPT]
+        if clash:
+            raise PilidError(
+                f"feature {INTERCEPT!r} has the name of score_table's {INTERCEPT!r} column; "
+                f"score it with terms=False, or rename that column of X (e.g. "
+                f"X.rename(columns={{{INTERCEPT!r}: {INTERCEPT + '_'!r}}})) and refit"
+            )
     frame = _frame(table, X)
     parts = [_contribution(f, frame.iloc[:, j]) for j, f in enumerate(table["features"])]
     intercept = np.asarray(table["intercept"], dtype=np.float64)

@@ -52,6 +52,16 @@ class UnseenCategoryWarning(UserWarning):
     """A category not seen in fit: it gets its feature's average contribution (centred 0)."""
 
 
+class MostlyNumbersWarning(UserWarning):
+    """A text column at fit whose values are numbers but for a few (``"n/a"``): it is read as
+    a categorical feature with one level per distinct value, which is rarely what was meant."""
+
+
+#: The share of a text column's present values that parse as numbers above which fit says
+#: that the column is probably a numeric one with a few stray strings.
+MOSTLY_NUMBERS = 0.9
+
+
 #: How `InputMixin` codes a category not seen in fit (NaN is a missing value, +inf "unseen").
 UNSEEN_CODE = np.inf
 #: The level that ``min_frequency`` merges a column's infrequent levels into (shapes and
@@ -101,10 +111,16 @@ def categorical_mask(categorical_features, n_features: int, feature_names=None) 
 def class_target(estimator, y) -> np.ndarray:
     """Set `estimator.classes_` (sorted labels) and return y coded 0..K-1 (int64); K >= 2
     (K > 2: `pilid.models.multiclass`)."""
-    check_classification_targets(y)
     y = np.asarray(y)
-    if y.dtype == object and pd.isna(y).any():
-        raise PilidError("y contains NaN; drop the rows without a label")
+    if y.dtype == object or y.dtype.kind == "f":
+        missing = np.flatnonzero(pd.isna(y))
+        if missing.size:
+            rows = _listed(missing.tolist(), 3)
+            raise PilidError(
+                f"y has no label (None or NaN) in {missing.size} row(s) ({rows}); drop those "
+                "rows, e.g. keep = y.notna(); X, y = X[keep], y[keep]"
+            )
+    check_classification_targets(y)
     classes, coded = np.unique(y, return_inverse=True)
     if classes.size < 2:
         raise PilidError(
@@ -182,12 +198,46 @@ def _check_frame(X: pd.DataFrame) -> None:
             "the copies) before calling the estimator"
         )
     for j, name in enumerate(columns):
+        if X.dtypes.iloc[j].kind == "c":
+            raise PilidError(_complex_message(repr(name), name))
         kind = _temporal_kind(X, j)
         if kind is not None:
             fix = _TEMPORAL_FIX[kind].format(col=repr(name))
             raise PilidError(
                 f"column {name!r} has {kind} dtype; convert it to numbers (e.g. {fix}) before fit"
             )
+
+
+def _complex_message(where: str, name) -> str:
+    """The one line for a column of complex numbers (`where` names it)."""
+    col = f"X[{name!r}]" if not isinstance(name, int) else f"X[:, {name}]"
+    return (
+        f"column {where} holds complex numbers; pilid takes real ones: pass the parts as two "
+        f"columns (e.g. {col}.real and {col}.imag) or its modulus (abs({col}))"
+    )
+
+
+def _mostly_numbers(X: pd.DataFrame, j: int) -> str | None:
+    """The warning for text column `j` of a fit's `X` whose present values are numbers but
+    for a few (`MOSTLY_NUMBERS`), or None."""
+    col = X.iloc[:, j]
+    if isinstance(col.dtype, pd.CategoricalDtype) or col.dtype.kind == "b":
+        return None
+    present = col.dropna()
+    if present.empty:
+        return None
+    values = present.astype(object)
+    numbers = pd.to_numeric(values.astype(str).str.strip(), errors="coerce")
+    if numbers.notna().all() or numbers.notna().mean() < MOSTLY_NUMBERS:
+        return None
+    stray = pd.unique(values[numbers.isna().to_numpy()])
+    name = X.columns[j]
+    return (
+        f"column {name!r} holds numbers but for {int(numbers.isna().sum())} value(s) "
+        f"({_listed(stray, 3)}), so it is read as text: one level per distinct value "
+        f"({values.nunique()} levels); if it is numeric, convert it before fit: X[{name!r}] = "
+        f"pd.to_numeric(X[{name!r}], errors='coerce') (NaN is a missing value)"
+    )
 
 
 #: How many names or values a one-line message lists before "and N more".
@@ -231,7 +281,14 @@ class InputMixin:
     """X and y of the neural estimators (fit and predict); see the module docstring."""
 
     def _encode_frame(self, X, fit: bool):
-        """Turn non-numeric / category columns of a DataFrame into codes (Definition 1)."""
+        """Turn non-numeric / category columns of a DataFrame into codes (Definition 1). At
+        prediction an array for a model fitted on a frame with text columns is read as that
+        frame, by position."""
+        if not fit and not hasattr(X, "columns") and getattr(self, "categories_", None):
+            arr = np.asarray(X, dtype=object)
+            names = self._feature_names()
+            if arr.ndim == 2 and arr.shape[1] == len(names):
+                X = pd.DataFrame(arr, columns=getattr(self, "feature_names_in_", names))
         if not hasattr(X, "dtypes") or not hasattr(X, "columns"):
             if fit:
                 self.categories_, self.infrequent_categories_ = {}, {}
@@ -249,6 +306,9 @@ class InputMixin:
         if fit:
             self.categories_ = {}
             for j in np.flatnonzero(auto):
+                stray = _mostly_numbers(X, int(j))
+                if stray is not None:
+                    warnings.warn(stray, MostlyNumbersWarning, stacklevel=4)
                 col = X.iloc[:, j]
                 cats = (
                     col.cat.categories
@@ -387,6 +447,10 @@ class InputMixin:
                     f"{expected} features as input; pass the {expected} columns used in fit, "
                     "in their order"
                 )
+        if shape is not None and not isinstance(X, pd.DataFrame) and np.iscomplexobj(X):
+            arr = np.asarray(X)
+            j = int(np.flatnonzero(np.any(arr.imag != 0, axis=0))[:1].sum()) if arr.ndim == 2 else 0
+            raise PilidError(_complex_message(f"{j} of X", j))
         try:
             X = validate_data(
                 self, X, reset=fit, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1
@@ -481,6 +545,14 @@ class InputMixin:
             raise PilidError("y must be numeric for regression") from None
         if not np.isfinite(y).all():
             raise PilidError("y contains NaN or inf; drop or impute those targets before fit")
+        with np.errstate(over="ignore", invalid="ignore"):
+            spread = np.square(y - y.mean()).sum()
+        if not np.isfinite(spread):
+            raise PilidError(
+                f"y reaches {np.abs(y).max():.3g}, too large to standardise (its squares "
+                "overflow float64); rescale y before fit (e.g. y / 1e100) and scale the "
+                "predictions back"
+            )
         return y
 
     def _feature_names(self) -> list[str]:

@@ -110,7 +110,9 @@ def _shared_data(preps: list[Prepared], device) -> EnsembleData:
     y = torch.as_tensor(p0.target, dtype=torch.float32).to(device)
     phi = None
     if p0.knots is not None:
-        raw = torch.as_tensor(p0.X, dtype=torch.float64, device=device)
+        raw = torch.as_tensor(
+            np.require(p0.X, requirements="W"), dtype=torch.float64, device=device
+        )
         phi = phi_compact(raw, compact_layout(p0.knots, device=device))[:3]
         del raw
         if p0.missing is not None and np.any(p0.missing) and len(phi) == 2:
