@@ -124,3 +124,40 @@ def test_bad_requests_get_one_line(bag, args, message):
     model, _ = bag
     with pytest.raises(PilidError, match=message):
         model.interaction_grid(*args)
+
+
+@pytest.fixture(scope="module")
+def paired():
+    """A bag whose members have an MLP and two pair terms, (x0, x1) among them."""
+    X, y = _planted(n=600, seed=4)
+    model = PiLiDRegressor(
+        hidden_layers=(8,), pairs=2, n_bags=2, gamma=4, epochs=8, random_state=0
+    ).fit(X, y)
+    return model, X
+
+
+@pytest.mark.parametrize("a,b", [(0, 1), (1, 0), (0, 2), (2, 3)])
+def test_mlp_and_pair_terms_together_are_partial_dependence_of_the_predictions(paired, a, b):
+    model, X = paired
+    assert ("x0", "x1") in model.pairs_
+    background = X[:20]
+    grid = model.interaction_grid(a, b, n=4, X=background)
+    ga, gb = np.unique(grid["x_a"]), np.unique(grid["x_b"])
+    expected = _numpy_interaction(model.predict, background, a, b, ga, gb)
+    np.testing.assert_allclose(grid["value"], expected, atol=1e-5)
+    members = [  # each member's own I: the band's spread
+        _numpy_interaction(m.predict, background, a, b, ga, gb) for m in model.estimators_
+    ]
+    np.testing.assert_allclose(grid["std"], np.std(members, axis=0), atol=1e-5)
+
+
+def test_a_long_grid_shows_a_progress_bar(paired, monkeypatch, capsys):
+    from pilid.inspection import pair_effect
+
+    model, X = paired
+    monkeypatch.setattr(pair_effect, "PROGRESS_ROWS", 10)
+    model.interaction_grid(0, 1, n=3, X=X[:5])
+    assert "interaction grid" in capsys.readouterr().err
+    monkeypatch.setattr(pair_effect, "PROGRESS_ROWS", 10**9)
+    model.interaction_grid(0, 1, n=3, X=X[:5])
+    assert capsys.readouterr().err == ""

@@ -63,7 +63,7 @@ def pair_name(a: str, b: str) -> str:
     return f"{a} x {b}"
 
 
-def _hats(pairs, phi) -> torch.Tensor:
+def pair_hats(pairs, phi) -> torch.Tensor:
     """The hat functions of both features of every pair term of `pairs` (a
     `pilid.nn.pairs.PairTerms` of one trial) at compact Phi `phi`: (B, 2K, G), the pair k's
     first feature at 2k, its second at 2k + 1; each row a feature's weights on its grid nodes
@@ -89,13 +89,13 @@ def _pure_pairs(model, X: np.ndarray, reference: np.ndarray, names) -> dict:
     if not with_pairs:
         return {}
     ref_phi = model._inputs(reference)[1]
-    means = [_hats(m.module_.deep.pairs, ref_phi).mean(0) for m in with_pairs]  # (2K, G)
+    means = [pair_hats(m.module_.deep.pairs, ref_phi).mean(0) for m in with_pairs]  # (2K, G)
     out: dict = {}
     for s in range(0, len(X), PREDICT_CHUNK):
         phi = model._inputs(X[s : s + PREDICT_CHUNK])[1]  # a bag's members share the inputs
         for member, mean in zip(with_pairs, means):
             pairs = member.module_.deep.pairs
-            centred = _hats(pairs, phi) - mean
+            centred = pair_hats(pairs, phi) - mean
             V = pairs.V[0].detach().double()
             pure = torch.einsum("bkg,kgh,bkh->bk", centred[:, 0::2], V, centred[:, 1::2])
             pure = member.y_scale_ * pure.numpy() / len(members)
