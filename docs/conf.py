@@ -92,6 +92,12 @@ sphinx_gallery_conf = {
     "plot_gallery": "True",
 }
 
+# -- The explorer's page: examples/plot_9_explorer.py writes it here, the site's root gets it ---
+EXPLORER_DIR = DOCS / "_build" / "explorer"
+EXPLORER_DIR.mkdir(parents=True, exist_ok=True)  # html_extra_path must exist before the gallery
+os.environ["PILID_EXPLORER_DIR"] = str(EXPLORER_DIR)
+html_extra_path = [str(EXPLORER_DIR)]
+
 # -- HTML ----------------------------------------------------------------------------------------
 try:
     import pydata_sphinx_theme  # noqa: F401
