@@ -401,7 +401,7 @@ class LoggerConfig:
 class MLflowLoggerConfig(LoggerConfig):
     """MLflow (``logger=mlflow``): one run per setting (``pilid.experiments.tracking``)."""
 
-    tracking_uri: str = MISSING
+    tracking_uri: str | None = MISSING
     experiment_name: str = MISSING
     artifacts: bool = MISSING
 

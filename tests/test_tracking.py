@@ -1,13 +1,17 @@
 """Experiment tracking (``logger=mlflow``, pilid/experiments/tracking.py): one MLflow run per
-setting in MLflow's local file store (no server), logged after the trials are stored, never twice
-for the same records, and no part of the setting id or of what the store records."""
+setting, by default where MLflow itself looks (``MLFLOW_TRACKING_URI``, else its default store in
+the working directory), logged after the trials are stored, never twice for the same records, no
+part of the setting id or of what the store records; a tracking server that does not answer is
+one line before anything trains."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from unittest import mock
 
@@ -25,13 +29,20 @@ mlflow = pytest.importorskip("mlflow", reason='the mlflow extra: pip install -e 
 
 ROOT = Path(__file__).resolve().parents[1]
 LABEL = "pilid gamma=2 synthetic-regression N=500 m=10"  # the setting's label (the run's name)
+#: MLflow's SQLite store needs SQLAlchemy (the mlflow and dev extras install it).
+needs_sqlite = pytest.mark.skipif(
+    importlib.util.find_spec("sqlalchemy") is None, reason="MLflow's SQLite store needs sqlalchemy"
+)
 
 
 @pytest.fixture(autouse=True)
-def _file_store(monkeypatch):
-    """MLflow 3 reads the local file store only with MLFLOW_ALLOW_FILE_STORE (the tracker sets it
-    while it writes; reading back here needs it too); no telemetry from the tests."""
-    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+def _mlflow_environment(monkeypatch, tmp_path):
+    """Each test in a directory of its own (MLflow's default store, and the run files of a
+    SQLite store, go to the working directory), with no tracking setting of the user's; no
+    telemetry from the tests."""
+    monkeypatch.chdir(tmp_path)
+    for key in ("MLFLOW_TRACKING_URI", "MLFLOW_ALLOW_FILE_STORE"):
+        monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
 
 
@@ -48,7 +59,15 @@ def _runs(uri, experiment="adhoc"):
 
 
 def _uri(path: Path) -> str:
-    return path.as_uri()
+    """A SQLite store at ``path``."""
+    return f"sqlite:///{path}"
+
+
+def _closed_port() -> int:
+    """A local port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 # -- config ------------------------------------------------------------------------------------
@@ -56,7 +75,7 @@ def test_logger_is_off_by_default_and_mlflow_composes_with_the_experiment_name()
     assert _compose([]).logger is None
     cfg = _compose(["logger=mlflow", "experiment_name=study"])
     assert cfg.logger.name == "mlflow"
-    assert cfg.logger.tracking_uri == "file:./mlruns"  # the local file store, stated
+    assert cfg.logger.tracking_uri is None  # MLflow's own: MLFLOW_TRACKING_URI or its default
     assert cfg.logger.experiment_name == "study"
     assert cfg.logger.artifacts is True
 
@@ -130,10 +149,11 @@ def _config(**logger):
     return config
 
 
+@needs_sqlite
 def test_mlflow_tracker_logs_a_fake_summary_once(tmp_path):
     from pilid.experiments.tracking import RECORDS_TAG, SETTING_TAG, tracker_from_config
 
-    uri = _uri(tmp_path / "mlruns")
+    uri = _uri(tmp_path / "runs.db")
     config = _config(tracking_uri=uri)
     artefacts = tmp_path / "artifacts"
     artefacts.mkdir()
@@ -181,12 +201,13 @@ def test_mlflow_tracker_logs_a_fake_summary_once(tmp_path):
     assert len(_runs(uri)) == 2
 
 
+@needs_sqlite
 def test_a_failed_write_is_one_line_and_the_next_run_logs_it(tmp_path, monkeypatch):
     from mlflow import MlflowClient
 
     from pilid.experiments.tracking import tracker_from_config
 
-    uri = _uri(tmp_path / "mlruns")
+    uri = _uri(tmp_path / "runs.db")
     config = _config(tracking_uri=uri)
     artefacts = tmp_path / "artifacts"
     artefacts.mkdir()
@@ -209,13 +230,12 @@ def test_a_failed_write_is_one_line_and_the_next_run_logs_it(tmp_path, monkeypat
     assert sorted(_runs(uri)["status"]) == ["FAILED", "FINISHED"]
 
 
-def test_mlflow_file_store_needs_no_environment_variable(tmp_path, monkeypatch):
+def test_a_file_store_named_by_the_config_needs_no_environment_variable(tmp_path, monkeypatch):
     """MLflow 3 refuses the file store unless MLFLOW_ALLOW_FILE_STORE=true: the tracker sets it
     while it writes to a file store the config names, and leaves the environment as it was."""
     from pilid.experiments.tracking import tracker_from_config
 
-    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE")
-    uri = _uri(tmp_path / "mlruns")
+    uri = (tmp_path / "mlruns").as_uri()
     config = _config(tracking_uri=uri)
     assert tracker_from_config(config["logger"]).log_setting(config, _summary()) is not None
     assert "MLFLOW_ALLOW_FILE_STORE" not in os.environ
@@ -223,12 +243,96 @@ def test_mlflow_file_store_needs_no_environment_variable(tmp_path, monkeypatch):
     assert len(_runs(uri)) == 1
 
 
+# -- where the runs go ---------------------------------------------------------------------------
+@needs_sqlite
+def test_by_default_the_runs_go_where_mlflow_looks_in_the_working_directory(tmp_path):
+    """No tracking_uri and no MLFLOW_TRACKING_URI: MLflow's default store of the working
+    directory, which a bare ``mlflow.search_runs`` there reads with no setting at all."""
+    from pilid.experiments.tracking import tracker_from_config
+
+    config = _config()
+    assert config["logger"]["tracking_uri"] is None
+    default = mlflow.get_tracking_uri()
+    assert str(tmp_path) in default  # MLflow's default store is in this directory
+    tracker = tracker_from_config(config["logger"])
+    assert tracker.uri == default
+    run_id = tracker.log_setting(config, _summary(), None, LABEL)
+
+    runs = mlflow.search_runs(experiment_names=["adhoc"])  # no setting: MLflow's default
+    assert list(runs["run_id"]) == [run_id]
+    assert runs.iloc[0]["tags.mlflow.runName"] == LABEL
+    if not mlflow.__version__.startswith("2."):  # MLflow 3's default: a SQLite file here
+        assert (tmp_path / "mlflow.db").is_file() and not (tmp_path / "mlruns" / "0").exists()
+        assert default.startswith("sqlite:")
+
+
+@needs_sqlite
+def test_mlflow_tracking_uri_is_followed_and_the_config_key_wins_over_it(tmp_path, monkeypatch):
+    from pilid.experiments.tracking import tracker_from_config
+
+    from_env, from_config = _uri(tmp_path / "env.db"), _uri(tmp_path / "config.db")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", from_env)
+    config = _config()
+    assert tracker_from_config(config["logger"]).log_setting(config, _summary()) is not None
+    assert len(mlflow.search_runs(experiment_names=["adhoc"])) == 1  # the variable's store
+    assert not (tmp_path / "mlflow.db").exists()  # not MLflow's default
+
+    config = _config(tracking_uri=from_config)
+    tracker = tracker_from_config(config["logger"])
+    assert tracker.log_setting(config, _summary(sid="fedcba9876543210")) is not None
+    assert list(_runs(from_config)["tags.pilid.setting_id"]) == ["fedcba9876543210"]
+    assert list(_runs(from_env)["tags.pilid.setting_id"]) == ["0123456789abcdef"]  # no more
+
+
+@pytest.mark.parametrize("by", ["config", "environment"])
+def test_a_tracking_server_that_does_not_answer_is_one_line_within_seconds(by, monkeypatch):
+    from pilid.experiments.tracking import tracker_from_config
+
+    uri = f"http://127.0.0.1:{_closed_port()}"
+    if by == "environment":
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+        config = _config()
+    else:
+        config = _config(tracking_uri=uri)
+    start = time.monotonic()
+    with pytest.raises(PilidError) as info:
+        tracker_from_config(config["logger"])
+    assert time.monotonic() - start < 10
+    message = str(info.value)
+    assert "\n" not in message and uri in message and "does not answer" in message
+    assert "logger.tracking_uri=" in message and "mlflow server" in message
+    assert ("MLFLOW_TRACKING_URI" in message) == (by == "environment")
+
+
+def test_a_tracking_server_that_answers_passes_the_check():
+    from pilid.experiments.tracking import tracker_from_config
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        uri = f"http://127.0.0.1:{server.getsockname()[1]}"
+        config = _config(tracking_uri=uri)
+        assert tracker_from_config(config["logger"]).uri == uri
+
+
+def test_a_run_against_a_server_that_does_not_answer_trains_nothing(tmp_path):
+    from pilid.experiments import run_setting
+
+    results = tmp_path / "results"
+    uri = f"http://127.0.0.1:{_closed_port()}"
+    overrides = ["model=linear", *TINY_DATA, "trials=2", f"results_dir={results}"]
+    with pytest.raises(PilidError, match="does not answer"):
+        run_setting(_compose([*overrides, "logger=mlflow", f"logger.tracking_uri={uri}"]))
+    assert not list(results.rglob("records.jsonl"))  # refused before any trial trained
+
+
 # -- through the runner ------------------------------------------------------------------------
+@needs_sqlite
 def test_run_setting_logs_each_setting_once_and_records_the_same(tmp_path):
     from pilid.experiments import run_setting
     from pilid.experiments.store import ResultStore, records_in
 
-    uri = _uri(tmp_path / "mlruns")
+    uri = _uri(tmp_path / "runs.db")
     results = tmp_path / "results"
     base = ["model=linear", *TINY_DATA, "trials=2", f"results_dir={results}"]
     tracked = [*base, "logger=mlflow", f"logger.tracking_uri={uri}", "experiment_name=tiny"]
@@ -253,15 +357,15 @@ def test_run_setting_logs_each_setting_once_and_records_the_same(tmp_path):
 
 
 @pytest.mark.slow
+@needs_sqlite
 def test_the_issue_sweep_leaves_two_runs_and_a_resume_logs_none(tmp_path):
-    """The issue's command in a fresh directory: ``./mlruns`` holds 2 runs that
-    ``mlflow.search_runs`` reads back with their metrics; the same sweep again adds none."""
+    """The issue's command in a fresh directory: MLflow's default store there holds 2 runs that
+    a bare ``mlflow.search_runs`` reads back with their metrics; the same sweep again adds none."""
     command = [
         sys.executable, "-m", "pilid.run", "-m", "model=pilid", "gamma=2,3", "data=synthetic",
         "data.N=500", "trials=2", "logger=mlflow",
     ]  # fmt: skip
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MLFLOW_DISABLE_TELEMETRY": "true"}
-    env.pop("MLFLOW_ALLOW_FILE_STORE", None)  # the tracker needs none
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     for _ in range(2):
         out = subprocess.run(
@@ -269,12 +373,16 @@ def test_the_issue_sweep_leaves_two_runs_and_a_resume_logs_none(tmp_path):
         )
         assert out.returncode == 0, out.stderr[-3000:]
         assert out.stdout.count(" over 2 trials") == 2
-    runs = _runs((tmp_path / "mlruns").as_uri())
-    assert len(runs) == 2
-    assert set(runs["params.model.gamma"]) == {"2", "3"}
-    assert set(runs["params.data.N"]) == {"500"}
-    assert runs["metrics.mse"].notna().all() and runs["metrics.fit_seconds"].notna().all()
-    assert runs["metrics.mse_mean"].notna().all() and runs["metrics.mse_std"].notna().all()
-    assert (runs["status"] == "FINISHED").all()
+    reader = (
+        "import mlflow, sys; runs = mlflow.search_runs(experiment_names=['adhoc']); "
+        "print(len(runs), sorted(set(runs['params.model.gamma'])), "
+        "bool(runs['metrics.mse_mean'].notna().all() and runs['metrics.fit_seconds'].notna().all()"
+        " and (runs['status'] == 'FINISHED').all()))"
+    )
+    read = subprocess.run(
+        [sys.executable, "-c", reader], capture_output=True, text=True, env=env, cwd=tmp_path
+    )  # a bare search in that directory, as the user would
+    assert read.returncode == 0, read.stderr[-3000:]
+    assert read.stdout.strip().splitlines()[-1] == "2 ['2', '3'] True"
     records = (tmp_path / "results" / "runs" / "records.jsonl").read_text().splitlines()
     assert len(records) == 4  # the second sweep trained nothing

@@ -5,25 +5,30 @@ one setting at a time, after its trials are in the store, so a failing tracker n
 what the store holds, and the ``logger`` key is no part of the setting id
 (``pilid.experiments.setting.BOOKKEEPING_KEYS``).
 
-``MLflowTracker`` logs one MLflow run per setting into the experiment named by the config's
-``experiment_name``: the setting's config as parameters (``data.*``, ``model.*``, ``train.*``,
-``seed``, ``trials``, and the ``estimator`` class), each trial's metric and ``fit_seconds`` (step =
-trial), ``<metric>_mean`` and ``<metric>_std``, and the setting's artefact files (its shapes). Tags
-``pilid.setting_id`` and ``pilid.records`` (a digest of the logged records) tie the run to the
-store: a setting whose records a finished run already holds is not logged again, so a resumed sweep
-logs only the settings it trained (or that were never logged), and a setting with new trials
-(more ``trials``, ``force=true``) gets a new run.
+``MLflowTracker`` logs one MLflow run per setting to MLflow's own tracking URI, as MLflow resolves
+it (``MLFLOW_TRACKING_URI``, else MLflow's default: ``sqlite:///mlflow.db`` in the working
+directory for MLflow 3, ``./mlruns`` for 2.x), unless ``logger.tracking_uri=...`` names another,
+into the experiment named by the config's ``experiment_name``: the setting's config as
+parameters (``data.*``, ``model.*``, ``train.*``, ``seed``, ``trials``, and the ``estimator``
+class), each trial's metric and ``fit_seconds`` (step = trial), ``<metric>_mean`` and
+``<metric>_std``, and the setting's artefact files (its shapes). Tags ``pilid.setting_id`` and
+``pilid.records`` (a digest of the logged records) tie the run to the store: a setting whose
+records a finished run already holds is not logged again, so a resumed sweep logs only the
+settings it trained (or that were never logged), and a setting with new trials (more ``trials``,
+``force=true``) gets a new run.
 
 A tracking write that fails ends the run with one line (exit 2) after the trials are stored, and
 leaves the MLflow run marked ``FAILED``; the same command then logs the setting again without
 training anything. A tracker that cannot work at all (MLflow not installed) is refused before any
 trial trains (`check_logger`, run by ``pilid.experiments.config.check_config`` on every job of a
-sweep).
+sweep), and so is a tracking server that does not answer (`MLflowTracker.check_reachable`, a
+connection with a timeout of ``SERVER_TIMEOUT`` seconds when the setting starts, rather than
+MLflow's retries for minutes after its trials have trained).
 
 This module knows nothing of Hydra: it receives the resolved config as plain dicts. A tracker is
 named by the ``_target_`` of its ``conf/logger/<name>.yaml`` and built with the file's other keys
-(minus ``name``); it has ``check_available()`` and
-``log_setting(config, summary, artefacts, label)``.
+(minus ``name``); it has ``check_available()``, ``log_setting(config, summary, artefacts,
+label)`` and may have ``check_reachable()`` (`tracker_from_config` calls it).
 """
 
 from __future__ import annotations
@@ -35,7 +40,11 @@ import inspect
 import json
 import os
 import re
+import socket
+import sys
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -54,6 +63,8 @@ ARTEFACT_PATH = "artefacts"
 #: The trial of an artefact file (``shapes-trial3.csv``, ``interaction-grid-trial3-a__b.csv``).
 _ARTEFACT_TRIAL = re.compile(r"^.*?-trial(\d+)(?:-.*)?\.csv$")
 _INSTALL = 'pip install -e ".[mlflow]"'
+#: Seconds `MLflowTracker.check_reachable` waits for a tracking server to accept a connection.
+SERVER_TIMEOUT = 5.0
 
 
 def tracker_class(logger: Mapping[str, Any]) -> type:
@@ -113,11 +124,16 @@ def check_logger(logger: Any) -> None:
 
 def tracker_from_config(logger: Mapping[str, Any] | None) -> Any:
     """The tracker of a resolved ``logger`` config (`check_logger` first), or None when it is
-    None (tracking off)."""
+    None (tracking off); a tracker with ``check_reachable`` is checked before it is returned
+    (before anything of the setting trains)."""
     if logger is None:
         return None
     check_logger(logger)
-    return tracker_class(logger)(**tracker_arguments(logger))
+    tracker = tracker_class(logger)(**tracker_arguments(logger))
+    reachable = getattr(tracker, "check_reachable", None)
+    if callable(reachable):
+        reachable()
+    return tracker
 
 
 # -- what a setting's run holds ----------------------------------------------------------------
@@ -185,11 +201,15 @@ class MLflowTracker:
 
     Parameters
     ----------
-    tracking_uri : str
-        Where the runs go: ``file:./mlruns`` (MLflow's local file store, relative to the working
-        directory; MLflow 3 refuses it unless ``MLFLOW_ALLOW_FILE_STORE=true``, which this
-        tracker sets while it logs to a file store), a server (``http://host:5000``) or a
-        database (``sqlite:///mlflow.db``, with the full ``mlflow`` package).
+    tracking_uri : str or None
+        Where the runs go. None (``conf/logger/mlflow.yaml``'s default): where MLflow sends them
+        by its own rules, ``mlflow.get_tracking_uri()`` in the working directory when the setting
+        starts: ``MLFLOW_TRACKING_URI`` when it is set, else MLflow's default
+        (``sqlite:///mlflow.db`` in MLflow 3, which ``mlflow ui`` there reads too). Else the URI
+        itself, which wins over ``MLFLOW_TRACKING_URI``: a database (``sqlite:///runs.db``), a
+        server (``http://host:5000``, checked once when the setting starts:
+        `check_reachable`) or a local file store (``file:./mlruns``; MLflow 3 refuses it unless
+        ``MLFLOW_ALLOW_FILE_STORE=true``, which this tracker sets while it writes to one).
     experiment_name : str
         The MLflow experiment (created when missing): the config's ``experiment_name``.
     artifacts : bool
@@ -198,13 +218,83 @@ class MLflowTracker:
 
     def __init__(
         self,
-        tracking_uri: str = "file:./mlruns",
+        tracking_uri: str | None = None,
         experiment_name: str = "adhoc",
         artifacts: bool = True,
     ) -> None:
-        self.tracking_uri = str(tracking_uri)
+        self.tracking_uri = None if tracking_uri is None else str(tracking_uri)
         self.experiment_name = str(experiment_name)
         self.artifacts = bool(artifacts)
+        self._resolved: str | None = None
+
+    @property
+    def uri(self) -> str:
+        """The tracking URI the runs go to: ``tracking_uri``, else MLflow's
+        (``mlflow.get_tracking_uri()``, resolved once, in the working directory of the first
+        call)."""
+        if self.tracking_uri is not None:
+            return self.tracking_uri
+        if self._resolved is None:
+            import mlflow
+
+            self._resolved = str(mlflow.get_tracking_uri())
+            old_default = _is_file_store(self._resolved) and not mlflow.__version__.startswith("2.")
+            if old_default and not os.environ.get("MLFLOW_TRACKING_URI"):
+                print(
+                    f"pilid: note: logger=mlflow logs to {self._resolved}, MLflow's default "
+                    "here because ./mlruns holds runs of MLflow's old file store; move them to "
+                    "a database (mlflow migrate-filestore) or give "
+                    "logger.tracking_uri=sqlite:///mlflow.db",
+                    file=sys.stderr,
+                )
+        return self._resolved
+
+    def _source(self) -> str:
+        """Where ``uri`` comes from, in the words of a message."""
+        if self.tracking_uri is not None:
+            return "logger.tracking_uri"
+        if os.environ.get("MLFLOW_TRACKING_URI"):
+            return "MLFLOW_TRACKING_URI; logger.tracking_uri=... overrides it"
+        return "MLflow's default"
+
+    def check_reachable(self, timeout: float = SERVER_TIMEOUT) -> None:
+        """One line when ``uri`` is a tracking server (``http(s)://``) that does not accept a
+        connection within ``timeout`` seconds: what MLflow would otherwise find only after its
+        retries, minutes after the setting's trials trained. A server reached through a proxy
+        (``HTTP(S)_PROXY``) is left to MLflow; other URIs need no server."""
+        uri = self.uri
+        parts = urllib.parse.urlsplit(uri)
+        if parts.scheme not in ("http", "https"):
+            return
+        try:
+            host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError as error:
+            raise PilidError(
+                f"logger=mlflow: the tracking URI {uri} ({self._source()}) is not a valid URI "
+                f"({error}); give logger.tracking_uri=http://<host>:<port>"
+            ) from error
+        if not host:
+            raise PilidError(
+                f"logger=mlflow: the tracking URI {uri} ({self._source()}) names no host; give "
+                "logger.tracking_uri=http://<host>:<port>"
+            )
+        if parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(host):
+            return
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                pass
+        except OSError as error:
+            reason = (
+                f"no answer within {timeout:g} s"
+                if isinstance(error, TimeoutError)
+                else f"{type(error).__name__}: {error}"
+            )
+            raise PilidError(
+                f"logger=mlflow: the tracking server at {uri} ({self._source()}) does not answer "
+                f"({reason}); start it (mlflow "
+                f"server --host {host} --port {port}), or give logger.tracking_uri=<a server "
+                "that answers, or sqlite:///mlflow.db>, or run without logger=mlflow"
+            ) from error
 
     @staticmethod
     def check_available() -> None:
@@ -214,7 +304,7 @@ class MLflowTracker:
         if importlib.util.find_spec("mlflow") is None:
             raise PilidError(
                 f"logger=mlflow needs MLflow, which is not installed; {_INSTALL} (or pip install "
-                "mlflow-skinny), or run without logger=mlflow"
+                "mlflow), or run without logger=mlflow"
             )
 
     def log_setting(
@@ -236,7 +326,7 @@ class MLflowTracker:
         """
         label = str(label or summary.setting_id)
         try:
-            with _file_store_allowed(self.tracking_uri):
+            with _file_store_allowed(self.uri):
                 return self._log(config, summary, artefacts, label)
         except PilidError:
             raise
@@ -244,7 +334,7 @@ class MLflowTracker:
             first = str(error).strip().splitlines()[0] if str(error).strip() else ""
             raise PilidError(
                 f"logger=mlflow could not log {label} (setting {summary.setting_id}) to "
-                f"{self.tracking_uri}: {type(error).__name__}: {first}; its {summary.n} trial(s) "
+                f"{self.uri}: {type(error).__name__}: {first}; its {summary.n} trial(s) "
                 f"are recorded in {config.get('results_dir')}: fix that and run the same command "
                 "again to log it (nothing is retrained), or run without logger=mlflow"
             ) from error
@@ -256,7 +346,7 @@ class MLflowTracker:
         records = sorted(summary.records, key=lambda r: int(r["trial"]))
         sid = str(summary.setting_id)
         digest = records_digest(records)
-        client = MlflowClient(tracking_uri=self.tracking_uri)
+        client = MlflowClient(tracking_uri=self.uri)
         experiment = self._experiment(client)
         logged = client.search_runs(
             [experiment],
@@ -322,7 +412,7 @@ class MLflowTracker:
                     raise
         if found.lifecycle_stage != "active":
             raise PilidError(
-                f"the MLflow experiment {self.experiment_name!r} at {self.tracking_uri} is "
+                f"the MLflow experiment {self.experiment_name!r} at {self.uri} is "
                 f"deleted; restore it (mlflow experiments restore --experiment-id "
                 f"{found.experiment_id}) or set logger.experiment_name=<another name>"
             )
