@@ -3,10 +3,13 @@ Your own data: a CSV file
 =========================
 
 ``data=table`` runs any CSV or Parquet file through the harness with the UCI sets' protocol: an
-80/20 split per trial (stratified for classification), one-hot encoding of the text,
-``category`` and ``bool`` columns (plus those listed in ``data.categorical``), standardisation
-with the training part's statistics, and rows with a missing value dropped (logged). In Python,
-``load_dataset("table", ...)`` gives the same ``Dataset``.
+80/20 split per trial (stratified for classification) and standardisation with the training
+part's statistics. The text, ``category`` and ``bool`` columns (plus those listed in
+``data.categorical``) reach each model as it takes them (``data.encoding=auto``): one column of
+level codes for PiLiD, PiLiB, EBM and LightGBM, one-hot for the others; each record says which.
+Missing values are kept (``data.missing=keep``) for the models that take NaN; the others lose
+the rows with a missing number (logged), and a missing category is a level of its own. In
+Python, ``load_dataset("table", ..., missing="keep")`` gives the same ``Dataset``.
 
 The table here is made up: whether a customer churns, from their tenure, monthly charge, number
 of support calls and contract type.
@@ -79,9 +82,10 @@ print(done.stdout.strip().splitlines()[-1])
 # %%
 # In Python
 # ---------
-# ``load_dataset("table", ...)`` reads and checks the same file (the rows with a gap are
-# dropped); the positive class is the larger label in sort order, ``"yes"``.
-data = load_dataset("table", path=str(path), target="churn", task="classification")
+# ``load_dataset("table", ..., missing="keep")`` reads and checks the same file as the harness
+# does (the Python function's own default, ``missing="drop"``, drops the rows with a gap); the
+# positive class is the larger label in sort order, ``"yes"``.
+data = load_dataset("table", path=str(path), target="churn", task="classification", missing="keep")
 print(data.X.shape, data.categorical, data.info["classes"])
 
 # %%

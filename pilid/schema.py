@@ -159,6 +159,7 @@ class TableData(DataConfig):
     sha256: str | None = MISSING
     standardize_target: bool = MISSING
     missing: str = MISSING  # "keep" (NaN for the models that take it) or "drop"
+    encoding: str = MISSING  # "auto" (each model's categories as it takes them) or "onehot"
 
 
 # -- models ---------------------------------------------------------------------------------------

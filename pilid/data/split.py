@@ -1,9 +1,11 @@
 """One trial's data: the paper's 80/20 train/test split (Section 4.1), encoded and scaled.
 
 Categorical columns are one-hot encoded with the categories of the whole dataset, so every trial
-has the same columns; numeric columns are standardised with the training part's mean and standard
-deviation only, and so is a regression target when the dataset asks for it (bike: MSE is reported
-in that standardised unit, as in the paper).
+has the same columns (``encoding="onehot"``, the paper's); with ``encoding="codes"`` (for a
+model that takes categorical columns itself, `ENCODINGS`) each is one column of its level's
+position in those categories, the missing level last. Numeric columns are standardised with the
+training part's mean and standard deviation only, and so is a regression target when the
+dataset asks for it (bike: MSE is reported in that standardised unit, as in the paper).
 
 Missing values (a table loaded with ``missing="keep"``, `pilid.data.table`): NaN in a numeric
 column stays NaN (the mean and standard deviation are those of the training part's values), for
@@ -25,16 +27,23 @@ from pilid.errors import PilidError
 
 #: The level of a missing category in the one-hot columns (``"<column>=(missing)"``).
 MISSING_LEVEL = "(missing)"
+#: How a split hands the categorical columns to a model: one 0/1 column per level, or one
+#: column of level codes (flagged in ``Split.categorical``, never scaled).
+ENCODINGS = ("onehot", "codes")
 
 
-def encode(dataset: Dataset) -> tuple[np.ndarray, list[str], np.ndarray]:
-    """``Dataset.X`` as a float64 matrix: numeric columns as they are, categorical ones one-hot.
+def encode(dataset: Dataset, encoding: str = "onehot") -> tuple[np.ndarray, list[str], np.ndarray]:
+    """``Dataset.X`` as a float64 matrix: numeric columns as they are, categorical ones one-hot
+    (or, ``encoding="codes"``, as one column of level codes).
 
-    Returns ``(matrix, names, is_indicator)``; an indicator column is named ``"<column>=<level>"``
-    and the levels are the column's categories (whole dataset, so stable across trials), then
-    `MISSING_LEVEL` where the column has a missing value. NaN in a numeric column stays NaN;
-    infinity raises ``PilidError``.
+    Returns ``(matrix, names, is_categorical)``; an indicator column is named
+    ``"<column>=<level>"`` and the levels are the column's categories (whole dataset, so stable
+    across trials), then `MISSING_LEVEL` where the column has a missing value; a codes column
+    keeps the column's name and holds each row's level position in that list. NaN in a numeric
+    column stays NaN; infinity raises ``PilidError``.
     """
+    if encoding not in ENCODINGS:
+        raise PilidError(f"encoding={encoding!r} is invalid; use one of {', '.join(ENCODINGS)}")
     X = dataset.X
     categorical = set(dataset.categorical or [])
     blocks: list[np.ndarray] = []
@@ -51,6 +60,11 @@ def encode(dataset: Dataset) -> tuple[np.ndarray, list[str], np.ndarray]:
             if (codes < 0).any():  # a missing category: a level of its own, coded last
                 codes = np.where(codes < 0, len(levels), codes)
                 levels.append(_missing_level(levels))
+            if encoding == "codes":
+                blocks.append(codes[:, None].astype(np.float64))
+                names.append(str(column))
+                flags.append(True)
+                continue
             blocks.append((codes[:, None] == np.arange(len(levels))[None, :]).astype(np.float64))
             names.extend(f"{column}={level}" for level in levels)
             flags.extend([True] * len(levels))
@@ -107,7 +121,9 @@ def _standardiser(train: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np
     return offset, scale
 
 
-def make_split(dataset: Dataset, seed: int, test_size: float = 0.2) -> Split:
+def make_split(
+    dataset: Dataset, seed: int, test_size: float = 0.2, encoding: str = "onehot"
+) -> Split:
     """The trial with seed ``seed``: 80/20 train/test (stratified for classification).
 
     Deterministic given ``seed``. Scaling uses the training part only; a synthetic dataset
@@ -121,6 +137,8 @@ def make_split(dataset: Dataset, seed: int, test_size: float = 0.2) -> Split:
         The trial seed, in [0, 2**32).
     test_size : float, default=0.2
         The test fraction, in (0, 1).
+    encoding : {"onehot", "codes"}, default="onehot"
+        The categorical columns one-hot, or as one column of level codes each (`encode`).
 
     Returns
     -------
@@ -138,7 +156,7 @@ def make_split(dataset: Dataset, seed: int, test_size: float = 0.2) -> Split:
             f"test_size={test_size!r} is invalid; use a fraction in (0, 1) such as 0.2"
         )
     seed = int(seed)
-    matrix, names, indicator = encode(dataset)
+    matrix, names, indicator = encode(dataset, encoding)
     n = len(matrix)
     classification = dataset.task == "classification"
     try:

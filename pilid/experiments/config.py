@@ -376,6 +376,12 @@ def check_config(cfg: DictConfig | Mapping[str, Any]) -> None:
             "results_dir=results/runs"
         )
     _check_names(cfg)
+    encoding = (cfg.get("data") or {}).get("encoding")
+    if encoding is not None and encoding not in ("auto", "onehot"):
+        raise PilidError(
+            f"data.encoding={encoding!r} is invalid; use data.encoding=auto (each model's "
+            "categorical columns as it takes them) or data.encoding=onehot"
+        )
     model = cfg.get("model") or {}
     for key, gamma in (("gamma", cfg.get("gamma")), ("model.gamma", model.get("gamma"))):
         if gamma is not None:

@@ -69,9 +69,10 @@ TARGET_KEYS = ("_target_", "regressor", "classifier")
 #: The block (key) of each task in a two-class model config.
 TASK_BLOCK = {"regression": "regressor", "classification": "classifier"}
 #: Keys of a class's block that say how config keys reach its constructor, and how the class
-#: takes its input (``_input_: dataframe``: ``pilid.models.frame_input.FrameInput``): not
-#: constructor arguments.
-ADAPTER_KEYS = ("_rename_", "_null_is_default_", "_input_")
+#: takes its input (``_input_: dataframe``: ``pilid.models.frame_input.FrameInput``;
+#: ``_categories_: <argument>``: the constructor argument that takes the categorical columns'
+#: positions, for a class without ``categorical_features``): not constructor arguments.
+ADAPTER_KEYS = ("_rename_", "_null_is_default_", "_input_", "_categories_")
 #: Every key of a model config that is not a hyper-parameter (not hashed for a built-in model
 #: while it equals its YAML's, ``pilid.experiments.setting``; not recorded in ``params``).
 MODEL_CLASS_KEYS = (*TARGET_KEYS, *ADAPTER_KEYS)
@@ -215,6 +216,16 @@ def _import(path: str) -> type:
 PEER_EXTRAS = {"pytabkit": "peers", "lightgbm": "peers", "aplr": "peers"}
 
 
+def takes_categories(model: Mapping[str, Any], task: str) -> bool:
+    """Whether the model's class for ``task`` takes categorical columns itself (as one column
+    of level codes each, told which by ``categorical_features`` or its block's
+    ``_categories_``) rather than one-hot."""
+    block = model_targets(model)[task]
+    return bool(block.get("_categories_")) or "categorical_features" in _accepted(
+        estimator_class(model, task)
+    )
+
+
 def estimator_class(model: Mapping[str, Any], task: str) -> type:
     """The class the model config names for ``task``, imported (one line when it cannot be, or
     when it is not a scikit-learn estimator: no ``fit`` or no ``get_params``)."""
@@ -314,6 +325,9 @@ def build_estimator(
         kwargs["device"] = str(device)
     if "categorical_features" in accepted and "categorical_features" not in fixed:
         kwargs["categorical_features"] = _indices(categorical) or None
+    named = block.get("_categories_")
+    if named and named not in fixed and _indices(categorical):
+        kwargs[str(named)] = _indices(categorical)
     try:
         estimator = instantiate(
             {"_target_": estimator_path(model, task), **kwargs}, _convert_="all"

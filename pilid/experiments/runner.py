@@ -114,6 +114,7 @@ class _Context:
     estimator: str  # the class's dotted path (recorded)
     params: dict[str, Any]  # recorded: model config minus name + training settings
     device: str
+    encoding: str = "onehot"  # how the splits give the categorical columns (recorded)
 
 
 def _context(config: dict[str, Any], sid: str) -> _Context:
@@ -130,7 +131,22 @@ def _context(config: dict[str, Any], sid: str) -> _Context:
     if _has_missing_numbers(dataset) and not _takes_nan(config, task, device):
         model = str(config["model"]["name"])
         dataset = _load_dataset(data_json, config.get("data_dir"), no_nan_model=model)
-    return _Context(config, sid, dataset, batchable, path, model_params(config), device)
+    encoding = _encoding(config, task, dataset)
+    params = model_params(config)
+    return _Context(config, sid, dataset, batchable, path, params, device, encoding)
+
+
+def _encoding(config: dict[str, Any], task: str, dataset) -> str:
+    """How this model gets the categorical columns (`pilid.data.split.ENCODINGS`): a table's
+    ``data.encoding=auto`` gives a model that takes them itself (`takes_categories`) one
+    column of level codes each, every other model (and ``onehot``, and every other data set)
+    one-hot."""
+    from pilid.experiments.model_config import takes_categories
+
+    chosen = (config.get("data") or {}).get("encoding", "onehot")
+    if chosen == "auto" and dataset.categorical and takes_categories(config["model"], task):
+        return "codes"
+    return "onehot"
 
 
 def _has_missing_numbers(dataset) -> bool:
@@ -292,7 +308,7 @@ def _check_split_sizes(ctx: _Context) -> None:
     """Refuse a dataset whose test split cannot give a meaningful metric (``data.N=5``)."""
     from pilid.data import make_split
 
-    split = make_split(ctx.dataset, _trial_seed(ctx, 0))
+    split = make_split(ctx.dataset, _trial_seed(ctx, 0), encoding=ctx.encoding)
     n_test, n_train = len(split.y_test), len(split.y_train)
     if n_test < MIN_TEST_ROWS or n_train < MIN_TEST_ROWS:
         raise PilidError(
@@ -318,7 +334,7 @@ def _fit_unit(ctx, unit, to_record, block_size, threads, n_jobs):
     from pilid.train import fit_batched
 
     seeds = [_trial_seed(ctx, t) for t in unit]
-    splits = [make_split(ctx.dataset, seed) for seed in seeds]
+    splits = [make_split(ctx.dataset, seed, encoding=ctx.encoding) for seed in seeds]
     estimators = [_build(ctx, seed, split) for seed, split in zip(seeds, splits)]
     batched = ctx.batchable
     layout = {
@@ -395,6 +411,7 @@ def _finish(ctx, trial, seed, split, estimator, seconds, mode, layout) -> tuple:
         "versions": versions(),
         "setting_id": ctx.sid,
         "data": ctx.config["data"],
+        "encoding": ctx.encoding,
         "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
     }
     if refused is not None:
@@ -424,6 +441,7 @@ def _load_dataset(data_json: str, data_dir: str | None, no_nan_model: str | None
         return drop_missing(full, f"model={no_nan_model} takes no NaN")
     options = json.loads(data_json)
     name = options.pop("name")
+    options.pop("encoding", None)  # how the splits encode, not how the data set is read
     if data_dir is not None:
         data_dir = os.path.expanduser(str(data_dir))
     return load_dataset(name, data_dir=data_dir, **options)

@@ -71,6 +71,7 @@ KEYS_ADDED_AT_IDENTITY = {
     ("data", "interaction_degree"): 3,
     ("data", "generator"): "legendre",
     ("data", "missing"): "drop",  # a table's rows with a missing value dropped (pilid.data.table)
+    ("data", "encoding"): "onehot",  # a table's categorical columns one-hot for every model
 }
 
 #: Length of the hex digest kept as the id (64 bits: collisions are not a concern here).
@@ -102,6 +103,7 @@ def setting_config(cfg: DictConfig | Mapping[str, Any]) -> dict[str, Any]:
         section = config.get(group)
         if isinstance(section, dict) and key in section and section[key] == identity:
             section.pop(key)
+    _drop_shipped_categories(config.get("model"))
     _drop_builtin_classes(config.get("model"))
     _recorded_class_paths(config.get("model"))
     return config
@@ -132,6 +134,23 @@ def _drop_builtin_classes(model: Any) -> None:
     for key in MODEL_CLASS_KEYS:
         if key in model and model[key] == shipped.get(key):
             model.pop(key)
+
+
+def _drop_shipped_categories(model: Any) -> None:
+    """Leave a class block's ``_categories_`` (how the class takes categorical columns,
+    `pilid.experiments.model_config.ADAPTER_KEYS`) out of the hash while it is its built-in
+    YAML's: added to a peer whose class keys are hashed (LightGBM's) after records existed, it
+    changes nothing but a table's encoding under ``data.encoding=auto``, which is hashed."""
+    from pilid.experiments.model_config import TASK_BLOCK, builtin_model
+
+    if not isinstance(model, dict):
+        return
+    shipped = builtin_model(model.get("name")) or {}
+    for key in TASK_BLOCK.values():
+        block, own = model.get(key), shipped.get(key)
+        if isinstance(block, dict) and isinstance(own, dict) and "_categories_" in block:
+            if block["_categories_"] == own.get("_categories_"):
+                model[key] = {k: v for k, v in block.items() if k != "_categories_"}
 
 
 #: The modules whose classes records named before they moved out of ``pilid.models`` (the

@@ -69,6 +69,7 @@ RECORD_FIELDS = (
     "versions",
     "setting_id",
     "data",
+    "encoding",  # how the categorical columns reached the model; records from before lack it
     "finished_at",
 )
 
