@@ -4,6 +4,7 @@ columns are `feature_contributions`, and the plot draws one bar per part."""
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -114,25 +115,54 @@ def _bar_widths(display):
     return np.array([p.get_width() for p in display.ax_.patches])
 
 
-def test_waterfall_draws_one_bar_per_part_and_ends_at_the_logit():
+def test_waterfall_starts_at_the_intercept_and_ends_at_the_logit():
     X, _, c = _data()
     model = PiLiDClassifier(gamma=2, hidden_layers=(8,), n_bags=1, **SMALL).fit(X, c)
     ax = Figure().add_subplot()
     display = model.plot_explanation(X, row=5, ax=ax, max_features=10)
     assert display.ax_ is ax
-    assert len(ax.patches) == len(NAMES) + 2  # every feature, deep, intercept
+    assert len(ax.patches) == len(NAMES) + 1  # every feature and the deep part
     row = model.explain(X.iloc[[5]]).iloc[0]
     logit = model.decision_function(X.iloc[[5]])[0]
-    assert _bar_widths(display).sum() == pytest.approx(logit, abs=1e-6 * max(1.0, abs(logit)))
+    tol = 1e-6 * max(1.0, abs(logit))
+    assert display.start_.get_xdata()[0] == pytest.approx(row[INTERCEPT])
+    assert ax.patches[0].get_x() == pytest.approx(row[INTERCEPT])  # the first bar starts there
+    assert row[INTERCEPT] + _bar_widths(display).sum() == pytest.approx(logit, abs=tol)
     ends = [p.get_x() + p.get_width() for p in ax.patches]
-    assert ends[-1] == pytest.approx(logit, abs=1e-6 * max(1.0, abs(logit)))
-    assert _bar_widths(display)[0] == pytest.approx(row[INTERCEPT])
+    starts = [p.get_x() for p in ax.patches]
+    np.testing.assert_allclose(starts[1:], ends[:-1], atol=1e-9)  # end to end
+    assert ends[-1] == pytest.approx(logit, abs=tol)
     assert _bar_widths(display)[-1] == pytest.approx(row[DEEP])
+    assert [t.get_text() for t in display.bar_labels_] == [
+        f"{w:+.3g}" for w in _bar_widths(display)
+    ]
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert labels[0] == INTERCEPT and labels[-1] == DEEP
     dollar = [t for t in labels if t.startswith("price")]
     assert dollar == [f"price \\$ and \\$ tax = {X[NAMES[0]].iloc[5]:.4g}"]
     assert f"c = {X['c'].iloc[5]}" in labels  # a categorical feature by its level
+    numbers = [float(v) for v in re.findall(r"-?\d+\.?\d*(?:e-?\d+)?", ax.get_title())]
+    probability = model.predict_proba(X.iloc[[5]])[0, 1]
+    assert numbers[-2:] == [pytest.approx(logit, rel=1e-3), pytest.approx(probability, rel=1e-2)]
+
+
+def test_waterfall_axis_spans_the_bars_not_zero():
+    X, y, _ = _data()
+    y = y + 500.0  # an intercept far from 0 beside contributions of a few units
+    model = PiLiDRegressor(gamma=2, hidden_layers=(8,), n_bags=1, **SMALL).fit(X, y)
+    ax = Figure().add_subplot()
+    display = model.plot_explanation(X, row=3, ax=ax)
+    row = model.explain(X.iloc[[3]]).iloc[0]
+    order = np.argsort(-np.abs(row[NAMES].to_numpy()), kind="stable")
+    parts = [row[INTERCEPT], *row[NAMES].to_numpy()[order], row[DEEP]]
+    points = np.cumsum(parts)  # the intercept and every bar's end
+    lo, hi = ax.get_xlim()
+    assert lo > 0.0  # the axis does not start at 0
+    span = points.max() - points.min()
+    assert lo == pytest.approx(points.min() - 0.12 * span)
+    assert hi == pytest.approx(points.max() + 0.12 * span)
+    assert "probability" not in ax.get_title()  # a regressor has none
+    assert display.bars_[0].get_x() == pytest.approx(row[INTERCEPT])
 
 
 def test_waterfall_folds_the_smallest_features_into_one_bar():
@@ -140,15 +170,16 @@ def test_waterfall_folds_the_smallest_features_into_one_bar():
     model = PiLiDRegressor(gamma=2, hidden_layers=(8,), n_bags=2, **SMALL).fit(X, y)
     display = ExplanationDisplay.from_estimator(model, X, row=0, max_features=1)
     assert isinstance(display.figure_, Figure)
-    assert len(display.ax_.patches) == 1 + 1 + 1 + 1  # intercept, top feature, the rest, deep
+    assert len(display.ax_.patches) == 1 + 1 + 1  # top feature, the rest, deep
     row = model.explain(X.iloc[[0]]).iloc[0]
     contrib = row[NAMES].to_numpy()
     top = int(np.argmax(np.abs(contrib)))
     widths = _bar_widths(display)
-    assert widths[1] == pytest.approx(contrib[top])
-    assert widths[2] == pytest.approx(contrib.sum() - contrib[top])
+    assert widths[0] == pytest.approx(contrib[top])
+    assert widths[1] == pytest.approx(contrib.sum() - contrib[top])
     assert display.labels_[2] == "2 other features"
-    assert widths.sum() == pytest.approx(model.predict(X.iloc[[0]])[0], rel=1e-6)
+    total = row[INTERCEPT] + widths.sum()
+    assert total == pytest.approx(model.predict(X.iloc[[0]])[0], rel=1e-6)
 
 
 def test_waterfall_refuses_a_row_out_of_range():
@@ -173,3 +204,17 @@ def test_the_cv_estimator_explains_with_its_refit_model():
 
 
 SMALL_CV = dict(epochs=3, batch_size=32, device="cpu", hidden_layers=(8,))
+
+
+def test_a_k_class_waterfall_gives_its_class_probability():
+    X, y, _ = _data()
+    labels = np.array(["lo", "mid", "hi"])[np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))]
+    model = PiLiDClassifier(gamma=2, hidden_layers=(8,), n_bags=1, **SMALL).fit(X, labels)
+    display = ExplanationDisplay.from_estimator(model, X, row=4, class_label="mid")
+    title = display.ax_.get_title()
+    assert title.startswith("logit of class 'mid' = ")
+    numbers = [float(v) for v in re.findall(r"-?\d+\.?\d*(?:e-?\d+)?", title)]
+    k = list(model.classes_).index("mid")
+    logit = model.decision_function(X.iloc[[4]])[0, k]
+    probability = model.predict_proba(X.iloc[[4]])[0, k]
+    assert numbers[-2:] == [pytest.approx(logit, rel=1e-3), pytest.approx(probability, rel=1e-2)]

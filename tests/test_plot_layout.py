@@ -7,6 +7,8 @@ drawn extents (Agg backend)."""
 
 from __future__ import annotations
 
+import re
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -147,7 +149,10 @@ def test_plot_explanation_draws_on_the_current_pyplot_figure_and_names_the_class
     logit = est.decision_function(X.iloc[[3]])[0]
     title = display.ax_.get_title()
     assert title.startswith("logit of class 'yes' = ")
-    assert float(title.rsplit("= ", 1)[1]) == pytest.approx(logit, rel=1e-3, abs=1e-4)
+    logit_text, probability_text = re.findall(r"-?\d+\.?\d*(?:e-?\d+)?", title)[-2:]
+    assert float(logit_text) == pytest.approx(logit, rel=1e-3, abs=1e-4)
+    probability = est.predict_proba(X.iloc[[3]])[0, list(est.classes_).index("yes")]
+    assert float(probability_text) == pytest.approx(probability, rel=1e-2)
     assert display.ax_.get_xlabel() == "logit of class 'yes'"
 
 
@@ -162,9 +167,10 @@ def test_the_waterfall_has_a_legend_of_its_colours_inside_its_figure(classifier)
     assert colours == [to_hex(c) for c in COLOUR_MEANING]
     widths = np.array([p.get_width() for p in display.bars_])
     drawn = [to_hex(p.get_facecolor()) for p in display.bars_]
-    for width, colour in list(zip(widths, drawn))[1:-1]:  # the features: red up, blue down
+    for width, colour in list(zip(widths, drawn))[:-1]:  # the features: red up, blue down
         assert colour == colours[0 if width > 0 else 1]
-    assert drawn[0] == drawn[-1] == colours[2]  # the intercept and the deep part
+    assert drawn[-1] == colours[2]  # the deep part
+    assert to_hex(display.start_.get_color()) == colours[2]  # the intercept's marker
     fig = display.figure_
     renderer = _drawn(fig)
     assert _inside(legend.get_window_extent(renderer), fig.bbox)

@@ -16,9 +16,12 @@ carries (the variance of the ``deep`` column over the variance of the output).
 (``ExplanationDisplay.from_estimator(est, X, row=0)``): it is kept apart from the estimators,
 which only delegate to it (`ExplainMixin`). It draws on the given axes, or (as scikit-learn's
 displays and `pilid.inspection.displays` do) on a new pyplot figure, ``plt.gcf()``, that notebooks
-show and ``plt.savefig`` saves. Its title names the output (``logit of class 'yes' = 0.21`` for a
-classifier, ``predicted price = 12.3`` for a regressor fitted on a target named ``price``) and
-a legend says what the bars' colours mean. Feature names are drawn literally
+show and ``plt.savefig`` saves. The waterfall starts at the intercept (a marker, not a bar from
+0) and its value axis spans the bars with a margin, so that contributions are not slivers
+beside a large intercept. Its title names the output (``logit of class 'yes' = 0.21
+(probability 0.55)`` for a classifier: the logit and the class's probability, ``predicted
+price = 12.3`` for a regressor fitted on a target named ``price``) and a legend says what the
+bars' colours mean. Feature names are drawn literally
 (`pilid.inspection.plotting.plain_text`: a ``$`` is a dollar sign).
 """
 
@@ -42,6 +45,8 @@ DEEP = "deep"
 INTERCEPT = "intercept"
 #: Bar colours of the waterfall: contributions raising / lowering the output, the rest.
 UP, DOWN, NEUTRAL = "#d62728", "#1f77b4", "0.6"
+#: The margin of the waterfall's value axis on each side (share of the span of the bars).
+WATERFALL_MARGIN = 0.12
 #: What the legend says each colour means.
 COLOUR_MEANING = {
     UP: "raises the output",
@@ -163,10 +168,13 @@ def _value_text(value) -> str:
 class ExplanationDisplay:
     """Waterfall plot of one prediction's additive parts (a row of `explain`).
 
-    From the intercept, each shown feature's contribution (the largest in absolute value
-    first), the rest of the features summed in one bar, and the deep part are stacked end to
-    end; a dashed line marks where they end, the raw output, which the title names and gives
-    (``logit of class 'yes' = 0.21``). A legend says what the colours mean (`COLOUR_MEANING`).
+    From the intercept (a diamond, a dotted line), each shown feature's contribution (the
+    largest in absolute value first), the rest of the features summed in one bar, and the deep
+    part are stacked end to end, each bar labelled with its value; a dashed line marks where
+    they end, the raw output, which the title names and gives (``logit of class 'yes' = 0.21
+    (probability 0.55)``). The value axis spans the intercept and the bars' ends with a margin
+    of `WATERFALL_MARGIN` (0 is drawn only where it falls inside). A legend says what the
+    colours mean (`COLOUR_MEANING`).
     Build it with `from_estimator` (or `ExplainMixin.plot_explanation`), or from a row of
     `explain` and `plot`.
 
@@ -180,6 +188,9 @@ class ExplanationDisplay:
         What the sum is called in the title and the x label (`from_estimator`: ``"logit of
         class 'yes'"`` for a classifier, ``"predicted price"`` for a regressor fitted on a
         target named ``price``, else ``"prediction"``).
+    probability : float or None, default=None
+        A classifier's probability of the explained class (`from_estimator`: from
+        ``predict_proba``), given in the title beside the logit; None: none.
 
     Attributes
     ----------
@@ -187,18 +198,29 @@ class ExplanationDisplay:
         The axes drawn on (after `plot`).
     figure_ : matplotlib.figure.Figure
         Their figure.
+    start_ : matplotlib.lines.Line2D
+        The intercept's marker, where the bars start (top row).
     bars_ : matplotlib.container.BarContainer
-        The bars, top to bottom: intercept, shown features, the rest (if any), deep part.
+        The bars, top to bottom: shown features, the rest (if any), deep part.
+    bar_labels_ : list of matplotlib.text.Text
+        Each bar's value (``+1.23``).
     labels_ : list of str
-        Their labels as drawn (``$`` escaped).
+        The rows' labels as drawn (``$`` escaped): intercept, then the bars'.
     legend_ : matplotlib.legend.Legend
         The legend of the bars' colours (right of the axes).
     """
 
-    def __init__(self, explanation: pd.Series, feature_values=None, output_name="prediction"):
+    def __init__(
+        self,
+        explanation: pd.Series,
+        feature_values=None,
+        output_name="prediction",
+        probability=None,
+    ):
         self.explanation = explanation
         self.feature_values = feature_values
         self.output_name = output_name
+        self.probability = None if probability is None else float(probability)
 
     @classmethod
     def from_estimator(
@@ -229,6 +251,11 @@ class ExplanationDisplay:
         one, values = _row(X, row)
         table = explain(estimator, one)
         output = _output_name(estimator)  # a binary classifier: the logit of classes_[1]
+        model = getattr(estimator, "best_estimator_", estimator)
+        probability = None
+        if callable(getattr(model, "predict_proba", None)):  # the explained class's
+            proba = model.predict_proba(one)[0]
+            probability = proba[-1]  # two classes: classes_[1]'s
         if isinstance(table.index, pd.MultiIndex):  # K > 2 classes: one class's logit
             if class_label is None:
                 class_label = estimator.predict(one)[0]
@@ -239,9 +266,10 @@ class ExplanationDisplay:
                 )
             table = table.loc[class_label]
             output = f"logit of class {_class_text(class_label)}"
+            probability = proba[list(estimator.classes_).index(class_label)]
         features = [c for c in table.columns if c not in (DEEP, INTERCEPT)]
         shown = dict(zip(features, values)) if features else None
-        display = cls(table.iloc[0], shown, output_name=output)
+        display = cls(table.iloc[0], shown, output_name=output, probability=probability)
         return display.plot(ax=ax, max_features=max_features)
 
     def plot(self, ax=None, max_features: int = 10):
@@ -258,7 +286,8 @@ class ExplanationDisplay:
         Returns
         -------
         ExplanationDisplay
-            self, with `ax_`, `figure_`, `bars_`, `labels_` and `legend_` set.
+            self, with `ax_`, `figure_`, `start_`, `bars_`, `bar_labels_`, `labels_` and
+            `legend_` set.
         """
         if not isinstance(max_features, numbers.Integral) or max_features < 0:
             raise PilidError(
@@ -284,10 +313,10 @@ class ExplanationDisplay:
         labels.append(DEEP)
         values.append(float(row[DEEP]))
         values = np.asarray(values)
-        ends = np.cumsum(values)
+        ends = np.cumsum(values)  # the intercept, then each bar's end
         starts = ends - values
-        colours = [UP if v > 0 else DOWN for v in values]
-        colours[0] = colours[-1] = NEUTRAL
+        colours = [UP if v > 0 else DOWN for v in values[1:]]
+        colours[-1] = NEUTRAL
         if ax is None:
             import matplotlib.pyplot as plt
 
@@ -295,14 +324,26 @@ class ExplanationDisplay:
             _, ax = plt.subplots(figsize=(7.4, height), layout="constrained")
         y = -np.arange(len(values))  # top to bottom in drawing order
         self.labels_ = [plain_text(t) for t in labels]
-        self.bars_ = ax.barh(y, values, left=starts, color=colours, height=0.7)
+        (self.start_,) = ax.plot(
+            [ends[0]], [y[0]], ls="none", marker="D", ms=6, color=NEUTRAL, zorder=3
+        )
+        self.bars_ = ax.barh(y[1:], values[1:], left=starts[1:], color=colours, height=0.7)
+        self.bar_labels_ = ax.bar_label(
+            self.bars_, labels=[f"{v:+.3g}" for v in values[1:]], padding=2, fontsize=7
+        )
         ax.set_yticks(y, self.labels_)
-        ax.use_sticky_edges = False  # bars' ends get a margin, not the axes' edge
-        ax.margins(x=0.04)
+        ax.axvline(float(ends[0]), color="0.6", lw=0.6, ls=":")
         ax.axvline(float(ends[-1]), color="0.2", lw=0.8, ls="--")
-        ax.axvline(0.0, color="0.8", lw=0.6)
+        lo, hi = float(ends.min()), float(ends.max())
+        pad = WATERFALL_MARGIN * (hi - lo) if hi > lo else max(0.05 * abs(hi), 1e-3)
+        ax.set_xlim(lo - pad, hi + pad)  # around the bars, not from 0
+        if lo - pad < 0.0 < hi + pad:
+            ax.axvline(0.0, color="0.8", lw=0.6)
         ax.set_xlabel(plain_text(self.output_name))
-        ax.set_title(plain_text(f"{self.output_name} = {ends[-1]:.4g}"), fontsize=10)
+        title = f"{self.output_name} = {ends[-1]:.4g}"
+        if self.probability is not None:
+            title += f" (probability {self.probability:.3g})"
+        ax.set_title(plain_text(title), fontsize=10)
         ax.tick_params(labelsize=8)
         from matplotlib.patches import Patch
 
