@@ -90,6 +90,7 @@ from pilid.atomic import replacing
 from pilid.data import make_split
 from pilid.data.suite import SUITE, load_suite_table
 from pilid.models.metrics import score
+from pilid.report.stats import mean_pm
 from pilid.tasks import LOWER_IS_BETTER, metric_label
 
 REPO = Path(__file__).resolve().parent.parent
@@ -578,9 +579,11 @@ def format_summary(summary: dict) -> str:
             spread = "" if np.isnan(std) else f"+-{std:.4f}"
             mark = "*" if row.get(f"{m}_budget") else ""
             budgets |= {row[f"{m}_budget"]} - {""}
-            cells.append(f" {f'{mean:.4f}{spread} {sec:6.1f}s{mark}':>{width}}")
+            cells.append(f" {f'{mean:.4f}{spread} {mean_pm(sec):>6}s{mark}':>{width}}")
         lines.append(f"{table:<12} {metric_label(row['metric']):<6}" + "".join(cells))
-    lines.append("(mean +- std over the splits x seeds, mean fit seconds)")
+    lines.append(
+        "(mean +- std over the splits x seeds, mean fit seconds to two significant digits)"
+    )
     rank = summary["mean_rank"]
     ranks = ", ".join(f"{m} {r:.2f}" for m, r in rank.dropna().items())
     unranked = [_label(m) for m in rank.index[rank.isna()]]

@@ -128,3 +128,75 @@ def test_paired_by_seed_means_and_counts_are_over_the_shared_units_only():
     assert result.mean_b == pytest.approx(np.mean(per_seed_b), rel=1e-12)
     assert result.p == pytest.approx(_hand_ttest(per_seed_a, per_seed_b)[3])
     assert paired_ttest([1.0, 2.0], [0.0, 0.5]).units is None  # only paired_by_seed counts
+
+
+# -- mean ± spread to the precision the spread supports (the tables' fit seconds) ---------------
+def _decimals(text: str) -> int:
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def _magnitudes(seed: int, size: int = 400) -> np.ndarray:
+    """Positive values over nine orders of magnitude, some next to a power of ten (9.96...)."""
+    rng = np.random.default_rng(seed)
+    values = 10.0 ** rng.uniform(-5, 4, size)
+    near = 10.0 ** rng.integers(-5, 4, size // 4) * rng.uniform(0.994, 0.99999, size // 4)
+    return np.concatenate([values, near])
+
+
+def test_the_spread_has_two_significant_digits_and_the_mean_its_place():
+    from pilid.report.stats import mean_pm
+
+    spreads = _magnitudes(0)
+    means = spreads * np.random.default_rng(1).uniform(-20, 20, spreads.size)
+    for mean, spread in zip(means, spreads):
+        text = mean_pm(float(mean), float(spread))
+        shown_mean, shown_spread = text.split(" ± ")
+        m, s = float(shown_mean), float(shown_spread)
+        exponent = math.floor(math.log10(s) + 1e-9)
+        unit = 10.0 ** (exponent - 1)  # the place of the spread's second significant digit
+        assert 10 <= round(s / unit) <= 99 and s / unit == pytest.approx(round(s / unit))
+        assert _decimals(shown_mean) == _decimals(shown_spread) == max(0, 1 - exponent), text
+        assert abs(s - spread) <= unit / 2 * (1 + 1e-9), text
+        assert abs(m - mean) <= unit / 2 * (1 + 1e-9), text
+        assert not shown_mean.startswith("-") or m != 0, text
+
+
+def test_a_mean_alone_has_two_significant_digits_or_its_whole_units():
+    from pilid.report.stats import mean_pm
+
+    for mean in _magnitudes(2):
+        text = mean_pm(float(mean))
+        shown = float(text)
+        if shown >= 10:  # two significant digits reach the units: whole units
+            assert "." not in text and abs(shown - mean) <= 0.5, text
+        else:
+            unit = 10.0 ** (math.floor(math.log10(shown) + 1e-9) - 1)
+            assert 10 <= round(shown / unit) <= 99, text
+            assert abs(shown - mean) <= unit / 2 * (1 + 1e-9), text
+
+
+def test_mean_pm_by_hand_and_its_separator():
+    from pilid.report.stats import mean_pm
+
+    assert mean_pm(79.6892, 10.9399) == "80 ± 11"
+    assert mean_pm(9.96, 0.996) == "10.0 ± 1.0"  # the spread rounds up to the next power of ten
+    assert mean_pm(0.01234, 0.00056, pm=r" $\pm$ ") == r"0.01234 $\pm$ 0.00056"
+    assert mean_pm(-0.001, 0.2) == "0.00 ± 0.20"  # no "-0.00"
+    assert mean_pm(3.25, 0.0) == "3.2 ± 0.0"  # no spread to go by: the mean's own place
+    with pytest.raises(PilidError, match=r"digits=0 is invalid"):
+        mean_pm(1.0, 0.1, digits=0)
+
+
+def test_table_3_plus_seconds_cells_round_to_their_std_and_metric_cells_keep_4_decimals():
+    from pilid.report.stats import mean_pm
+    from pilid.report.table_model import Cell
+    from pilid.report.tables import SecondsCell
+
+    seconds = [70.1, 95.3, 74.0, 80.2]
+    cell = SecondsCell.of(seconds, expected=4)
+    expected = mean_pm(float(np.mean(seconds)), float(np.std(seconds, ddof=1)))
+    assert cell.markdown() == expected
+    assert cell.latex() == expected.replace(" ± ", r" $\pm$ ")
+    assert SecondsCell.of([12.5], expected=2).markdown() == f"{mean_pm(12.5)}† (1/2)"
+    metric = Cell.of(seconds, expected=4).markdown()
+    assert metric == f"{np.mean(seconds):.4f} ± {np.std(seconds, ddof=1):.4f}"

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pilid.report.stats import mean_pm
 from pilid.tasks import LOWER_IS_BETTER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +60,14 @@ def number(value, digits: int = 4) -> str:
     if isinstance(value, float | np.floating):
         return f"{float(value):.{digits}f}"
     return str(value)
+
+
+def seconds(value) -> str:
+    """Mean fit seconds as a cell: ``--`` for a missing one, else to two significant digits,
+    whole units kept whole (`pilid.report.stats.mean_pm` without a spread)."""
+    if value is None or np.isnan(value):
+        return "--"
+    return mean_pm(float(value))
 
 
 def of(count, total) -> str:
@@ -143,7 +152,7 @@ def suite_summary(results: pd.DataFrame, digits: int = 4) -> Table:
             if not np.isnan(mean) and not np.isnan(std):
                 text += f" ± {std:.{digits}f}"
             cells.append(Bold(text) if m in means and means[m] == best else text)
-        cells += [number(row[f"{m}_seconds"], 1) for m in models]
+        cells += [seconds(row[f"{m}_seconds"]) for m in models]
         beats = row["pilid_beats_ebm"]
         cells.append("--" if beats is None or pd.isna(beats) else number(bool(beats)))
         rows.append(cells)
@@ -311,7 +320,7 @@ def lever_counts(
             "--" if variant == row["baseline"] else of(row["beats_baseline"], row["of_baseline"])
         )
         cells = [variant, row["baseline"], against, of(row["beats_ebm"], row["of_ebm"])]
-        cells += [f"{row['mean_fit_seconds']:.1f}"] if fit_seconds else []
+        cells += [seconds(row["mean_fit_seconds"])] if fit_seconds else []
         rows.append(cells)
     return Table(header, rows)
 

@@ -1,4 +1,5 @@
-"""Significance of a difference between two arms run on the same trial seeds (Table 2).
+"""Significance of a difference between two arms run on the same trial seeds (Table 2), and
+``mean ± spread`` rounded to what the spread supports (`mean_pm`, the tables' fit seconds).
 
 Table 2 of the paper compares PiLiD's least-squares initialisation (Algorithm 1, step 2) with a
 Gaussian one and marks differences significant at 10% (``*``) and 5% (``**``). Both arms are run
@@ -9,6 +10,12 @@ freedom (``scipy.stats.ttest_rel``).
 Only the units both arms have are compared (`shared_units`): an arm run on more seeds, or on more
 values of m, than the other is cut to the other's units first, so that the two means set side by
 side are means over the same (seed, m).
+
+`mean_pm` writes a mean and its spread to the precision the spread supports: the spread to two
+significant digits (``SPREAD_DIGITS``) and the mean to the same decimal place, so
+``12.3456 ± 2.3456`` reads ``12.3 ± 2.3``; a mean without a spread (one trial, or a table of
+means) to two significant digits, whole units kept whole. The studies' tables use it too
+(``studies/dev_suite.py``, ``docs/_ext/study_tables.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +32,45 @@ from pilid.errors import PilidError
 
 #: (level, marker) from the strictest level: p < 0.05 -> "**", p < 0.10 -> "*" (Table 2).
 LEVELS = ((0.05, "**"), (0.10, "*"))
+#: Significant digits of a spread as `mean_pm` shows it.
+SPREAD_DIGITS = 2
+
+
+def rounding_place(value: float, digits: int = SPREAD_DIGITS) -> int:
+    """The decimal place that shows ``value`` to ``digits`` significant digits: the number of
+    decimals, negative for tens, hundreds, ... (``10.94`` -> 0, ``0.00056`` -> 5, ``223.0``
+    -> -1); the place after rounding (``9.96`` -> 0: it rounds to ``10``). 0 for zero or a value
+    that is not finite."""
+    if digits < 1:
+        raise PilidError(f"digits={digits!r} is invalid; use a whole number >= 1")
+    if not math.isfinite(value) or value == 0:
+        return 0
+    exponent = int(f"{abs(value):.{digits - 1}e}".split("e")[1])
+    return digits - 1 - exponent
+
+
+def _at_place(value: float, place: int) -> str:
+    text = f"{value:.{place}f}" if place >= 0 else f"{round(value, place):.0f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def mean_pm(
+    mean: float, spread: float = math.nan, pm: str = " ± ", digits: int = SPREAD_DIGITS
+) -> str:
+    """``mean`` and ``spread`` as ``"<mean><pm><spread>"``, rounded to what the spread supports:
+    the spread to ``digits`` significant digits, the mean to the same decimal place
+    (``12.3456, 2.3456`` -> ``"12.3 ± 2.3"``, ``123.4, 567.8`` -> ``"120 ± 570"``). Without a
+    spread (NaN: one trial) the mean alone, to ``digits`` significant digits but never coarser
+    than whole units (``12.34`` -> ``"12"``, ``123.4`` -> ``"123"``, ``0.01234`` ->
+    ``"0.012"``); a spread of zero is shown at the mean's place."""
+    if math.isfinite(spread) and spread > 0:
+        place = rounding_place(spread, digits)
+    else:
+        place = max(rounding_place(mean, digits), 0)
+    text = _at_place(mean, place)
+    if math.isfinite(spread):
+        text += pm + _at_place(spread, place)
+    return text
 
 
 def significance_marker(p: float, levels: Sequence[tuple[float, str]] = LEVELS) -> str:

@@ -42,8 +42,16 @@ from pilid.report.labels import (
 )
 from pilid.report.paper import paper_results
 from pilid.report.records import ExperimentGrid, Setting, notice, select_records
-from pilid.report.stats import paired_by_seed, seed_means
+from pilid.report.stats import mean_pm, paired_by_seed, seed_means
 from pilid.report.table_model import Cell, Header, Table, mark_best
+
+
+class SecondsCell(Cell):
+    """A cell of fit seconds: mean ± std rounded to what the std supports (`mean_pm`: the std to
+    two significant digits, the mean to the same place) instead of the metric's 4 decimals."""
+
+    def _number(self, pm: str) -> str:
+        return mean_pm(self.mean, self.std, pm)
 
 
 # -- helpers over selected records ------------------------------------------------------------
@@ -428,7 +436,8 @@ def real_table(
 
 def peers_table(selected: pd.DataFrame, grid: ExperimentGrid) -> Table:
     """Table 3+ (today's peers, beyond the paper): rows = models, and per data set two columns: the
-    metric (mean ± std over trials, best bold) and the fit seconds per trial (mean ± std)."""
+    metric (mean ± std over trials, best bold) and the fit seconds per trial (mean ± std, to the
+    precision of the std: `SecondsCell`)."""
     settings = grid.settings
     models, row_keys, labels = _model_rows(settings)
     columns, names, column_labels = _data_columns(settings)
@@ -445,7 +454,7 @@ def peers_table(selected: pd.DataFrame, grid: ExperimentGrid) -> Table:
             values = _values(selected, where.get((model, column), []))
             row.append(Cell.of(values["value"], grid.trials))
             seconds = values["fit_seconds"] if "fit_seconds" in values else []
-            row.append(Cell.of(seconds, grid.trials, n=len(values)))
+            row.append(SecondsCell.of(seconds, grid.trials, n=len(values)))
         cells.append(row)
     cell_columns = list(zip(*cells))
     for position, metric in enumerate(metrics):
@@ -458,10 +467,12 @@ def peers_table(selected: pd.DataFrame, grid: ExperimentGrid) -> Table:
         name=grid.name,
         title_tex=r"Table 3+: \textit{PiLiD} beside today's interpretable models and LightGBM on "
         f"Table 3's data and splits (experiment \\texttt{{{latex_escape(grid.name)}}}; beyond "
-        "the paper). Fit seconds per trial on the machine of the records.",
+        "the paper). Fit seconds per trial on the machine of the records, the std to two "
+        "significant digits and the mean to the same place.",
         title_md="Table 3+: PiLiD beside today's interpretable models and LightGBM on Table 3's "
         f"data and splits (experiment `{grid.name}`; beyond the paper). Fit seconds per trial on "
-        "the machine of the records.",
+        "the machine of the records, the std to two significant digits and the mean to the same "
+        "place.",
         corner=Header("", ""),
         columns=headers,
         rows=[Header.model(label) for label in labels],
