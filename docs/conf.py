@@ -113,7 +113,10 @@ try:
 except ImportError:  # without the theme: Sphinx's own
     html_theme = "alabaster"
 html_title = f"pilid {release}"
-html_static_path: list[str] = []
+# the site's stylesheet: a wide generated table scrolls instead of being cut off at the page's
+# edge, and a cell's "mean ± spread" stays on one line (docs/_static/pilid.css)
+html_static_path = ["_static"]
+html_css_files = ["pilid.css"]
 html_show_sourcelink = False
 html_copy_source = False
 

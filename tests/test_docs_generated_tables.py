@@ -6,6 +6,7 @@ defaults beside the paper's values, naming any parameter the page lacks."""
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -70,7 +71,7 @@ def test_the_suite_summary_is_the_mean_and_std_with_the_best_in_bold_by_directio
     a, b = rows["a"], rows["b"]
     # a is an MSE: the lowest mean (EBM's 0.5) is the best; std over the two splits, ddof 1
     std = np.std([0.4, 0.6], ddof=1)
-    assert a[3] == f"0.5000 ± {std:.4f}" and isinstance(a[3], study_tables.Bold)
+    assert a[3] == f"0.5000\u00a0±\u00a0{std:.4f}" and isinstance(a[3], study_tables.Bold)
     assert not any(isinstance(cell, study_tables.Bold) for cell in (a[2], a[4]))
     assert a[-1] == "no"  # PiLiD 0.6 against EBM's 0.5
     # b is an AUC: the highest mean (PiLiD's 0.85) is the best
@@ -218,9 +219,31 @@ def test_the_criterion_view_shows_the_paired_advantage_its_se_and_pairs_by_hand(
     gap_a = np.array([0.6, 0.6, 0.9]) - np.array([0.5, 0.6, 0.7])
     gap_c = np.array([0.80, 0.82, 0.81]) - np.array([0.85, 0.83, 0.84])
     expected = [
-        f"{gap.mean():+.3f} ± {gap.std(ddof=1) / np.sqrt(3):.3f} (3)*" for gap in (gap_a, gap_c)
+        f"{gap.mean():+.3f}\u00a0±\u00a0{gap.std(ddof=1) / np.sqrt(3):.3f} (3)*"
+        for gap in (gap_a, gap_c)
     ]
     assert [row[2] for row in table.rows] == expected
     assert isinstance(table.rows[0][2], study_tables.Bold)  # a: PiLiD's MSE lower
     assert not isinstance(table.rows[1][2], study_tables.Bold)  # c: EBM's AUC higher
     assert table.note == "PiLiD better than ebm on 1 of 2 tables (2 reduced)."
+
+
+def test_a_value_and_its_spread_never_wrap_apart_and_wide_tables_scroll():
+    """The suite's tables: no breakable space beside a ``±`` in any cell of the views that
+    show a spread; the site's stylesheet, listed in the Sphinx config, scrolls the generated
+    tables sideways and keeps their cells on one line."""
+    for table in (
+        study_tables.suite_summary(_results()),
+        study_tables.suite_criterion(_results()),
+    ):
+        cells = [str(cell) for row in table.rows for cell in row if "±" in str(cell)]
+        assert cells and all(" ±" not in c and "± " not in c for c in cells), cells
+    docs = DOCS_EXT.parent
+    css = (docs / "_static" / "pilid.css").read_text()
+    rules = dict(re.findall(r"([^{}]+)\{([^}]*)\}", re.sub(r"/\*.*?\*/", "", css, flags=re.S)))
+    rules = {" ".join(k.split()): v for k, v in rules.items()}
+    assert "overflow-x: auto" in rules["table.pilid-generated"]
+    assert "white-space: nowrap" in rules["table.pilid-generated td, table.pilid-generated th"]
+    conf = (docs / "conf.py").read_text()
+    assert re.search(r'html_css_files = \[[^]]*"pilid.css"', conf)
+    assert re.search(r'html_static_path = \[[^]]*"_static"', conf)

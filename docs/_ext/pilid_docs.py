@@ -14,10 +14,10 @@ Views and their options: ``pivot`` (``:index:``, ``:columns:``, ``:values:``, ``
 ``drift`` and ``drift-verdict`` (``:against:`` a rerun, ``:names:`` ``first; second``),
 ``lever-variants``, ``lever-counts``, ``lever-ranks``, ``lever-means``, ``defaults-change``
 (``:suite:`` the peers' CSV; ``:splits:``, ``:variants:``), ``lever-seed`` (``:splits:``,
-``:variants:``, ``:baseline:`` a variant and its refit with the seed + 1000 instead of the defaults
-of issue 31). A lever view takes ``:with:`` another lever CSV and ``:with-variants:`` the variants
-whose rows it adds (the defaults' fits committed with another study), and ``:tables:`` the tables to
-show (a lever measured on some tables only).
+``:variants:``, ``:baseline:`` a variant and its refit with the seed + 1000 instead of the
+baseline defaults, ``lever_study.BASELINE_VARIANT``). A lever view takes ``:with:`` another
+lever CSV and ``:with-variants:`` the variants whose rows it adds (the defaults' fits committed
+with another study), and ``:tables:`` the tables to show (a lever measured on some tables only).
 
 ``hyperparameters``: one row per constructor parameter of an estimator, its default read from
 the signature and the paper's value from ``PAPER_PROTOCOL`` and the paper's config

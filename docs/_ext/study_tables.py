@@ -29,6 +29,11 @@ ROOT = Path(__file__).resolve().parents[2]
 AGGREGATES = ("mean", "median", "sum", "min", "max", "std", "count", "first")
 
 
+#: Between a value and its spread (``0.9540 ± 0.0066``): non-breaking spaces, so that a table
+#: cell never wraps them apart (a wide table scrolls instead: ``docs/_static/pilid.css``).
+PLUS_MINUS = "\u00a0±\u00a0"
+
+
 class Bold(str):
     """A cell shown in bold (the best value of its row)."""
 
@@ -150,7 +155,7 @@ def suite_summary(results: pd.DataFrame, digits: int = 4) -> Table:
             mean, std = row[f"{m}_mean"], row[f"{m}_std"]
             text = number(mean, digits)
             if not np.isnan(mean) and not np.isnan(std):
-                text += f" ± {std:.{digits}f}"
+                text += f"{PLUS_MINUS}{std:.{digits}f}"
             cells.append(Bold(text) if m in means and means[m] == best else text)
         cells += [seconds(row[f"{m}_seconds"]) for m in models]
         beats = row["pilid_beats_ebm"]
@@ -160,7 +165,7 @@ def suite_summary(results: pd.DataFrame, digits: int = 4) -> Table:
 
 
 def suite_criterion(results: pd.DataFrame, digits: int = 4) -> Table:
-    """Issue 51's criterion (``studies.dev_suite``'s `criterion`): per table, PiLiD's mean
+    """The noise-aware criterion (``studies.dev_suite``'s `criterion`): per table, PiLiD's mean
     advantage over each peer on the (split, seed) pairs both have, with its paired standard
     error and the number of pairs; a cell on fewer than 15 pairs, or a budget's, is marked
     reduced (``*``); the wins per peer as a note."""
@@ -180,7 +185,7 @@ def suite_criterion(results: pd.DataFrame, digits: int = 4) -> Table:
             row = part.loc[peer]
             text = f"{row['advantage']:+.{digits}f}"
             if not np.isnan(row["se"]):
-                text += f" ± {row['se']:.{digits}f}"
+                text += f"{PLUS_MINUS}{row['se']:.{digits}f}"
             text += f" ({int(row['n'])})" + ("*" if row["reduced"] else "")
             cells.append(Bold(text) if row["pilid_better"] else text)
         rows.append(cells)
@@ -349,7 +354,7 @@ def lever_ranks(levers: pd.DataFrame, suite: pd.DataFrame, splits=(), variants=(
 
 
 def lever_seed(levers: pd.DataFrame, splits=(), variants=(), baseline=()) -> Table:
-    """Per variant, against the defaults of issue 31 (``lever_study.BASELINE_VARIANT``), or the
+    """Per variant, against the baseline defaults (``lever_study.BASELINE_VARIANT``), or the
     two variants of ``baseline`` (a variant and its refit with the seed + 1000), beside the
     seed's own move (``lever_study.against_the_seed``)."""
     study = script("lever_study")
