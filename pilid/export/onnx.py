@@ -579,10 +579,8 @@ def _json_levels(levels) -> list:
     out = []
     for level in levels:
         level = level.item() if isinstance(level, np.generic) else level
-        plain = isinstance(level, str | bool | int) or (
-            isinstance(level, float) and np.isfinite(level)
-        )
-        out.append(level if plain else str(level))
+        finite = isinstance(level, float) and np.isfinite(level)
+        out.append(level if isinstance(level, str | bool | int) or finite else str(level))
     return out
 
 

@@ -211,8 +211,9 @@ def _check_frame(X: pd.DataFrame) -> None:
 def _complex_message(where: str, name) -> str:
     """The one line for a column of complex numbers (`where` names it)."""
     col = f"X[{name!r}]" if not isinstance(name, int) else f"X[:, {name}]"
-    return (
-        f"column {where} holds complex numbers; pilid takes real ones: pass the parts as two "
+    return (  # scikit-learn's own words first: its estimator checks look for them
+        f"Complex data not supported: column {where} holds complex numbers; pilid takes real "
+        "ones: pass the parts as two "
         f"columns (e.g. {col}.real and {col}.imag) or its modulus (abs({col}))"
     )
 

@@ -14,8 +14,7 @@ side are means over the same (seed, m).
 `mean_pm` writes a mean and its spread to the precision the spread supports: the spread to two
 significant digits (``SPREAD_DIGITS``) and the mean to the same decimal place, so
 ``12.3456 ± 2.3456`` reads ``12.3 ± 2.3``; a mean without a spread (one trial, or a table of
-means) to two significant digits, whole units kept whole. The studies' tables use it too
-(``studies/dev_suite.py``, ``docs/_ext/study_tables.py``).
+means) to two significant digits, whole units kept whole.
 """
 
 from __future__ import annotations
