@@ -15,7 +15,14 @@ artists in attributes ending in ``_`` (``figure_``, ``axes_``, ``lines_``, ...).
   of the first column say what the values add to (``contribution to`` the prediction, the
   predicted target by its name, or the logit of the positive class by its label); a new
   figure is laid out (matplotlib's tight layout) so that no title runs into the tick labels of
-  the panel above; long level names and feature names are shortened with an ellipsis.
+  the panel above; long level names are wrapped (or shortened at their end with an ellipsis,
+  never in the middle), long feature names shortened at their end. With the data's
+  distribution (``density``: `pilid.inspection.joint_grid.FeatureCounts` per feature, which
+  `from_estimator` takes from the training rows kept at fit or from given rows) each panel has
+  a strip of the data's histogram (level frequencies for a categorical feature) along its
+  bottom, and a numeric feature with at most `FEW_VALUES` distinct values (a 0/1 column) is
+  drawn as points at its values with ticks there, not as a line; ``sharey`` gives every panel
+  one y scale.
 - `pilid.inspection.interaction_display.InteractionDisplay`: a pair's joint effect on a grid
   (``x_a``, ``x_b``, ``value``, the paper's Figure 5) as a heat map coloured symmetrically
   about 0.
@@ -36,147 +43,35 @@ import numbers
 
 import numpy as np
 import pandas as pd
-from sklearn.base import is_classifier
 
 from pilid.errors import PilidError
+from pilid.inspection.shape_panels import (  # noqa: F401 (re-exported: ELLIPSIS, _class_text)
+    BAND_STYLE,
+    ELLIPSIS,
+    FEW_VALUES,
+    LINE_STYLE,
+    MISSING_GAP,
+    MISSING_LABEL,
+    OUTPUT_CHARS,
+    STEP_STYLE,
+    TITLE_CHARS,
+    WRAPPED_LEVELS,
+    _band,
+    _class_text,
+    _first_column,
+    _is_numeric,
+    _level_labels,
+    _level_text,
+    _missing_axis,
+    _new_axes,
+    _output_name,
+    _shorten,
+    _strip,
+    _wrapped_labels,
+    plain_text,
+)
 
 __all__ = ["MISSING_LABEL", "ShapeDisplay", "plain_text"]
-
-#: The tick label of the marker drawn for a feature's missing values (a row with ``x`` NaN).
-MISSING_LABEL = "NA"
-#: The gap between a numeric curve's last point and its missing-value marker (share of the range).
-MISSING_GAP = 0.2
-#: What a shape's curve looks like unless ``line_kw`` says otherwise (numeric, categorical).
-LINE_STYLE = {"marker": "o", "ms": 2, "lw": 1.2}
-STEP_STYLE = {"marker": "o", "ms": 3}
-#: A bag's band unless ``band_kw`` says otherwise.
-BAND_STYLE = {"alpha": 0.25, "lw": 0}
-#: The longest level name drawn as a tick label, the longest panel title and the longest output
-#: name of a y label (characters); a longer one is cut, `ELLIPSIS` standing for what is left out
-#: (in a level name, its middle: levels often differ only at their end).
-LEVEL_CHARS = 14
-TITLE_CHARS = 30
-OUTPUT_CHARS = 26
-ELLIPSIS = "\u2026"
-
-
-def plain_text(text) -> str:
-    """``text`` as matplotlib draws it literally: every ``$`` escaped (two of them would
-    otherwise start and end mathtext, and an unmatched one could fail the drawing)."""
-    return str(text).replace("$", r"\$")
-
-
-def _shorten(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, its last one `ELLIPSIS`, when it is longer."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + ELLIPSIS
-
-
-def _level_labels(levels) -> list[str]:
-    """The tick labels of a categorical feature's `levels`: each level's text, a long one
-    (over `LEVEL_CHARS`) cut in the middle (``an unus…e first``), the cut made longer until no
-    two labels are the same."""
-    texts = [_level_text(v) for v in levels]
-    longest = max((len(t) for t in texts), default=0)
-    for limit in range(LEVEL_CHARS, longest + 1):
-        labels = [_cut_middle(t, limit) for t in texts]
-        if len(set(labels)) == len(set(texts)):
-            return labels
-    return texts
-
-
-def _cut_middle(text: str, limit: int) -> str:
-    """`text` with its middle replaced by `ELLIPSIS` so that it has `limit` characters, when it
-    is longer."""
-    if len(text) <= limit:
-        return text
-    head = limit // 2
-    tail = limit - 1 - head
-    return text[:head] + ELLIPSIS + text[len(text) - tail :]
-
-
-def _class_text(label) -> str:
-    """A class label as a message or a plot names it: ``'yes'`` (quoted) for a string, ``1``
-    for a number (numpy's scalars as Python's)."""
-    if isinstance(label, np.generic):
-        label = label.item()
-    return repr(label) if isinstance(label, str) else _level_text(label)
-
-
-def _output_name(estimator, class_label=None) -> str:
-    """What a fitted estimator's raw output is, as a plot names it: ``logit of class 'yes'``
-    (a classifier: `class_label`'s logit, by default the positive class ``classes_[1]``;
-    ``logit of each class`` for K > 2 classes without `class_label`), ``predicted price`` (a
-    regressor fitted on a target named ``price``), else ``prediction``."""
-    model = getattr(estimator, "best_estimator_", estimator)
-    if is_classifier(model):
-        classes = list(model.classes_)
-        if class_label is None:
-            if len(classes) > 2:
-                return "logit of each class"
-            class_label = classes[-1]
-        return f"logit of class {_class_text(class_label)}"
-    name = getattr(model, "target_name_", None)
-    return "prediction" if name is None else f"predicted {name}"
-
-
-def _first_column(ax) -> bool:
-    """Whether `ax` is in the first column of its grid (an axes of no grid: True)."""
-    spec = ax.get_subplotspec()
-    return spec is None or spec.is_first_col()
-
-
-def _level_text(level) -> str:
-    """A categorical level as a tick label: ``2`` for 2.0, strings as they are."""
-    if isinstance(level, numbers.Real) and not isinstance(level, bool):
-        value = float(level)
-        return str(int(value)) if value.is_integer() else f"{value:g}"
-    return str(level)
-
-
-def _is_numeric(values: pd.Series) -> bool:
-    """Whether the non-missing ``x`` of a feature are numbers (not level labels)."""
-    kind = pd.api.types.infer_dtype(values, skipna=True)
-    return kind in ("floating", "integer", "mixed-integer-float", "decimal", "empty")
-
-
-def _new_axes(n: int, ncols: int):
-    """A new pyplot figure with a grid of `ncols` columns for `n` panels (extras hidden), laid
-    out by matplotlib's tight layout at every drawing: titles, tick labels and y labels of
-    neighbouring panels do not overlap, and none leaves the figure."""
-    import matplotlib.pyplot as plt
-
-    ncols = max(1, min(ncols, n))
-    nrows = -(-n // ncols)
-    _, axes = plt.subplots(
-        nrows, ncols, figsize=(2.6 * ncols, 2.3 * nrows), squeeze=False, layout="tight"
-    )
-    axes = axes.ravel()
-    for extra in axes[n:]:
-        extra.set_visible(False)
-    return axes[:n]
-
-
-def _missing_axis(ax, lo: float, hi: float, missing: float) -> None:
-    """Ticks of a numeric panel with a missing-value marker at ``missing`` (right of the curve's
-    range [lo, hi]): the usual ticks inside the range, and one labelled `MISSING_LABEL`."""
-    from matplotlib.ticker import MaxNLocator, ScalarFormatter
-
-    class Locator(MaxNLocator):
-        def tick_values(self, vmin, vmax):
-            ticks = super().tick_values(lo, hi)
-            tol = 1e-9 * max(abs(lo), abs(hi), 1.0)
-            inside = ticks[(ticks >= lo - tol) & (ticks <= hi + tol)]
-            return np.append(inside, missing)
-
-    class Formatter(ScalarFormatter):
-        def set_locs(self, locs):
-            super().set_locs([t for t in locs if t != missing])
-
-        def __call__(self, x, pos=None):
-            return MISSING_LABEL if x == missing else super().__call__(x, pos)
-
-    ax.xaxis.set_major_locator(Locator(nbins="auto", steps=[1, 2, 2.5, 5, 10]))
-    ax.xaxis.set_major_formatter(Formatter())
 
 
 class ShapeDisplay:
@@ -187,10 +82,15 @@ class ShapeDisplay:
     and ``upper`` (or ``value`` +- ``std``); the contribution of a missing value (the row whose
     ``x`` is NaN) as a separate marker right of the curve, at a tick labelled ``NA``; a
     categorical feature (flagged, or with level labels as ``x``) as a step per level with the
-    levels as tick labels; with a ``class`` column, one line per class (the colour of the
-    class's position among the table's classes) and a legend on the first panel; with
-    `output`, the panels of the first column have the y label ``contribution to <output>``.
-    Build it with `from_estimator` or `from_shapes`, or from a table and `plot`.
+    levels as tick labels (in `level_order`'s order where it names the feature, else the
+    table's); with a ``class`` column, one line per class (the colour of the class's position
+    among the table's classes) and a legend on the first panel; with `output`, the panels of
+    the first column have the y label ``contribution to <output>``. With `density`, a strip of
+    the feature's distribution along each panel's bottom (a histogram, the counts of its values
+    or levels, the missing rows at the ``NA`` tick), scaled to the panel's largest count, and a
+    numeric feature of at most `FEW_VALUES` values drawn as points at those values (u_j there,
+    with the band as a vertical bar), ticks at the values. Build it with `from_estimator` or
+    `from_shapes`, or from a table and `plot`.
 
     Parameters
     ----------
@@ -206,6 +106,12 @@ class ShapeDisplay:
         What the values are contributions to (``"logit of class 'yes'"``, ``"predicted
         price"``; `from_estimator` names the estimator's), drawn as the y label of the first
         column's panels; None: no y label.
+    density : dict or None, default=None
+        Feature name -> `pilid.inspection.joint_grid.FeatureCounts` (a categorical feature's
+        ``values`` its levels as the table writes them); None: no strip.
+    level_order : dict or None, default=None
+        Feature name -> its levels in drawing order (levels it leaves out follow in the table's
+        order); None: the table's order.
 
     Attributes
     ----------
@@ -214,19 +120,32 @@ class ShapeDisplay:
     axes_ : ndarray of matplotlib.axes.Axes, shape (n_features,)
         One panel per feature.
     lines_ : ndarray of matplotlib.lines.Line2D, shape (n_features, n_classes)
-        The curves (one class without a ``class`` column).
+        The curves (points, for a feature of few values; one class without a ``class``
+        column).
     bands_ : ndarray of object, shape (n_features, n_classes)
-        The bands (`matplotlib.collections.PolyCollection`), None without one.
+        The bands (a `matplotlib.collections.PolyCollection`, or the vertical bars of a feature
+        of few values), None without one.
     missing_ : ndarray of object, shape (n_features, n_classes)
         The missing-value markers (`matplotlib.lines.Line2D`), None where the feature has no
         row with ``x`` NaN.
+    density_ : ndarray of object, shape (n_features,)
+        The data's strip of each panel (`matplotlib.container.BarContainer`), None without
+        `density` for the feature.
     classes_ : list
         The classes in colour order (``[None]`` without a ``class`` column).
     legend_ : matplotlib.legend.Legend or None
         The classes' legend (on the first panel), None for one class.
     """
 
-    def __init__(self, shapes: pd.DataFrame, features=None, categorical=None, output=None):
+    def __init__(
+        self,
+        shapes: pd.DataFrame,
+        features=None,
+        categorical=None,
+        output=None,
+        density=None,
+        level_order=None,
+    ):
         missing = [c for c in ("feature", "x", "value") if c not in shapes.columns]
         if missing:
             raise PilidError(
@@ -247,6 +166,8 @@ class ShapeDisplay:
             flagged = {str(k) for k in categorical}
         self.categorical = {f: f in flagged for f in self.features}
         self.output = None if output is None else str(output)
+        self.density = dict(density or {})
+        self.level_order = dict(level_order or {})
 
     @staticmethod
     def _choose(features, names: list[str]) -> list[str] | None:
@@ -279,6 +200,9 @@ class ShapeDisplay:
         reference_line: bool = True,
         feature_names=None,
         output=None,
+        density=None,
+        level_order=None,
+        sharey: bool = False,
     ):
         """Draw the shapes of a tidy table (`shape_functions`'s columns).
 
@@ -308,6 +232,11 @@ class ShapeDisplay:
         output : str or None, default=None
             What the values are contributions to, the first column's y label
             (``contribution to <output>``); None: no y label.
+        density, level_order : dict or None, default=None
+            The data's distribution per feature and the levels' drawing order (the class's
+            parameters).
+        sharey : bool, default=False
+            One y scale for every panel (their y axes shared).
 
         Returns
         -------
@@ -328,20 +257,42 @@ class ShapeDisplay:
                     names[f] if isinstance(f, numbers.Integral) else str(f): True for f in flags
                 }
         display = cls(
-            shapes, features=cls._choose(features, names), categorical=categorical, output=output
+            shapes,
+            features=cls._choose(features, names),
+            categorical=categorical,
+            output=output,
+            density=density,
+            level_order=level_order,
         )
         return display.plot(
-            ax=ax, ncols=ncols, line_kw=line_kw, band_kw=band_kw, reference_line=reference_line
+            ax=ax,
+            ncols=ncols,
+            line_kw=line_kw,
+            band_kw=band_kw,
+            reference_line=reference_line,
+            sharey=sharey,
         )
 
     @classmethod
     def from_estimator(
-        cls, estimator, features=None, ax=None, ncols: int = 4, line_kw=None, band_kw=None
+        cls,
+        estimator,
+        features=None,
+        ax=None,
+        ncols: int = 4,
+        line_kw=None,
+        band_kw=None,
+        X=None,
+        sharey: bool = False,
+        order=None,
+        density: bool = True,
     ):
         """Draw the shapes of a fitted estimator with an additive part (PiLiD, PiLiB, their
         CV and bagged forms): its `shape_functions()`, categorical features as its
         ``categorical_``, the y label naming its output (the logit of the positive class by
-        its label, the logits of K > 2 classes, or the predicted target by its name).
+        its label, the logits of K > 2 classes, or the predicted target by its name), the
+        data's distribution under each shape and the levels in the order of
+        `pilid.inspection.shapes.ShapeMixin.shape_context`.
 
         Parameters
         ----------
@@ -357,6 +308,17 @@ class ShapeDisplay:
             Keywords for the curves, over the defaults.
         band_kw : dict or None, default=None
             Keywords for a bag's bands, over the defaults.
+        X : array-like, DataFrame or None, default=None
+            The rows whose distribution is drawn (and whose importance orders the panels);
+            None: the training rows (their distribution is kept at fit).
+        sharey : bool, default=False
+            One y scale for every panel, so that a steep shape and a flat one look as they
+            are.
+        order : {None, "importance"}, default=None
+            The panels' order: as `features` (None) or the most important main effect first
+            (`pilid.inspection.importance.term_importances` on `X`).
+        density : bool, default=True
+            Draw the data's distribution under each shape.
 
         Returns
         -------
@@ -368,6 +330,8 @@ class ShapeDisplay:
                 f"{type(estimator).__name__} has no shape functions (no additive part); "
                 "draw shapes of PiLiD or PiLiB, or explain one prediction with plot_explanation"
             )
+        if order not in (None, "importance"):
+            raise PilidError(f"order={order!r} is not an order; pass None or 'importance'")
         table = estimator.shape_functions()  # checks that it is fitted
         model = getattr(estimator, "best_estimator_", estimator)
         names = (
@@ -379,9 +343,18 @@ class ShapeDisplay:
         if flags is None and getattr(model, "knots_", None) is not None:
             flags = model.knots_.categorical
         categorical = None if flags is None else dict(zip(names, np.asarray(flags, dtype=bool)))
+        counts, levels = {}, {}
+        if callable(getattr(model, "shape_context", None)):
+            counts, levels = model.shape_context(X)
+        chosen = cls._choose(features, names) or names
+        if order == "importance":
+            importance = model.term_importances(X)
+            main = importance[(importance["kind"] == "main").to_numpy()]
+            rank = main.groupby("term", sort=False)["importance"].sum()
+            chosen = sorted(chosen, key=lambda f: -float(rank.get(f, 0.0)))
         return cls.from_shapes(
             table,
-            features=features,
+            features=chosen,
             categorical=categorical,
             ax=ax,
             ncols=ncols,
@@ -389,9 +362,20 @@ class ShapeDisplay:
             band_kw=band_kw,
             feature_names=names,
             output=_output_name(model),
+            density=counts if density else None,
+            level_order=levels,
+            sharey=sharey,
         )
 
-    def plot(self, ax=None, ncols: int = 4, line_kw=None, band_kw=None, reference_line=True):
+    def plot(
+        self,
+        ax=None,
+        ncols: int = 4,
+        line_kw=None,
+        band_kw=None,
+        reference_line=True,
+        sharey: bool = False,
+    ):
         """Draw one panel per feature on `ax` (None: a new pyplot figure); returns self.
 
         Parameters
@@ -407,12 +391,15 @@ class ShapeDisplay:
             Keywords for the bands (``ax.fill_between``), over `BAND_STYLE`.
         reference_line : bool, default=True
             Draw a thin line at 0.
+        sharey : bool, default=False
+            One y scale for every panel (their y axes shared with the first's).
 
         Returns
         -------
         ShapeDisplay
-            self, with `figure_`, `axes_`, `lines_`, `bands_`, `missing_`, `classes_` and
-            `legend_` set. A new figure is laid out (tight layout) whenever it is drawn.
+            self, with `figure_`, `axes_`, `lines_`, `bands_`, `missing_`, `density_`,
+            `classes_` and `legend_` set. A new figure is laid out (tight layout) whenever it
+            is drawn.
         """
         n = len(self.features)
         if ax is None:
@@ -431,8 +418,11 @@ class ShapeDisplay:
         self.lines_ = np.empty((n, k), dtype=object)
         self.bands_ = np.full((n, k), None, dtype=object)
         self.missing_ = np.full((n, k), None, dtype=object)
+        self.density_ = np.full(n, None, dtype=object)
         names = table["feature"].astype(str)
         for i, (a, name) in enumerate(zip(axes, self.features)):
+            if sharey and i and a.get_shared_y_axes().get_siblings(a) == [a]:
+                a.sharey(axes[0])
             self._panel(a, i, table[(names == name).to_numpy()], name, line_kw, band_kw)
             if reference_line:
                 a.axhline(0.0, color="0.7", lw=0.6)
@@ -454,50 +444,70 @@ class ShapeDisplay:
         self.figure_ = axes[0].figure if n else None
         return self
 
+    def _levels(self, name: str, present: pd.Series) -> list:
+        """A categorical feature's levels in drawing order: `level_order`'s, then the table's."""
+        levels = list(dict.fromkeys(present["x"]))
+        order = [v for v in self.level_order.get(name, []) if v in set(levels)]
+        return order + [v for v in levels if v not in set(order)]
+
     def _panel(self, a, i: int, part: pd.DataFrame, name: str, line_kw, band_kw) -> None:
         """Draw feature `name` (its rows `part`) on axes `a`, panel `i`."""
         absent = pd.isna(part["x"]).to_numpy()
         present = part[~absent]
         categorical = self.categorical[name] or not _is_numeric(present["x"])
+        counts = self.density.get(name)
+        few = None  # the values of a numeric feature of few values, drawn as points
+        if not categorical and counts is not None and counts.values is not None:
+            if 0 < len(counts.values) <= FEW_VALUES:
+                few = np.asarray(counts.values, dtype=np.float64)
         has_band = {"lower", "upper"} <= set(part.columns)
         has_std = not has_band and "std" in part.columns
         if categorical:
-            levels = list(dict.fromkeys(present["x"]))
+            levels = self._levels(name, present)
             where = {level: p for p, level in enumerate(levels)}
             missing_at = float(len(levels))
             lo, hi = 0.0, float(max(len(levels) - 1, 0))
         else:
             xs = present["x"].to_numpy(dtype=np.float64)
+            if few is not None:
+                xs = np.concatenate([xs, few])
             lo, hi = (float(xs.min()), float(xs.max())) if len(xs) else (0.0, 0.0)
             missing_at = hi + (MISSING_GAP * (hi - lo) if hi > lo else 1.0)
         style = dict(STEP_STYLE if categorical else LINE_STYLE)
+        if few is not None:
+            style = {"ls": "none", "marker": "o", "ms": 4}
         style.update(line_kw or {})
         band_style = dict(BAND_STYLE)
         band_style.update(band_kw or {})
-        any_missing = bool(absent.any())
+        any_missing = bool(absent.any()) or (counts is not None and counts.missing > 0)
         for c, cls in enumerate(self.classes_):
             colour = f"C{c % 10}"
             rows = present if cls is None else present[(present["class"] == cls).to_numpy()]
             if categorical:
                 x = np.array([where[v] for v in rows["x"]], dtype=np.float64)
-                order = np.argsort(x, kind="stable")
             else:
                 x = rows["x"].to_numpy(dtype=np.float64)
-                order = np.argsort(x, kind="stable")
+            order = np.argsort(x, kind="stable")
             x, rows = x[order], rows.iloc[order]
             value = rows["value"].to_numpy(dtype=np.float64)
             kw = {"color": colour, **style}
             if has_band or has_std:
                 lower, upper = _band(rows, has_band)
-                self.bands_[i, c] = a.fill_between(
-                    x,
-                    lower,
-                    upper,
-                    step="mid" if categorical else None,
-                    **{"color": kw["color"], "label": "bag spread", **band_style},
-                )
+                if few is not None:  # the band at each value, as a vertical bar
+                    lower, upper = np.interp(few, x, lower), np.interp(few, x, upper)
+                    self.bands_[i, c] = a.vlines(few, lower, upper, color=colour, lw=3, alpha=0.35)
+                else:
+                    self.bands_[i, c] = a.fill_between(
+                        x,
+                        lower,
+                        upper,
+                        step="mid" if categorical else None,
+                        **{"color": kw["color"], "label": "bag spread", **band_style},
+                    )
             if categorical:
                 (line,) = a.step(x, value, where="mid", **kw)
+            elif few is not None:  # u_j at the feature's values (linear between points)
+                (line,) = a.plot(few, np.interp(few, x, value), **kw)
             else:
                 (line,) = a.plot(x, value, **kw)
             self.lines_[i, c] = line
@@ -509,26 +519,27 @@ class ShapeDisplay:
                     a.plot([missing_at] * 2, [low[0], up[0]], color=kw["color"], lw=3, alpha=0.35)
                 (marker,) = a.plot([missing_at], v, ls="none", marker="D", ms=4, color=kw["color"])
                 self.missing_[i, c] = marker
+        if counts is not None:
+            self.density_[i] = _strip(a, counts, where if categorical else None, missing_at)
         if any_missing:
             a.axvline((hi + missing_at) / 2, color="0.8", lw=0.6, ls=":")
             a.set_xlim(right=missing_at + (missing_at - hi) / 2)  # the marker whole
         if categorical:
             ticks = np.arange(len(levels) + any_missing, dtype=np.float64)
-            labels = [plain_text(t) for t in _level_labels(levels)]
+            wrap = len(levels) <= WRAPPED_LEVELS
+            labels = _wrapped_labels(levels) if wrap else _level_labels(levels)
+            labels = [plain_text(t) for t in labels]
             a.set_xticks(ticks, labels + [MISSING_LABEL] * any_missing)
-            if any(len(t) > 3 for t in labels):
-                a.tick_params(axis="x", labelrotation=30)
+            if not wrap and any(len(t) > 3 for t in labels):
+                a.tick_params(axis="x", labelrotation=45)
                 for text in a.get_xticklabels():
                     text.set_horizontalalignment("right")
                     text.set_rotation_mode("anchor")
+        elif few is not None:
+            ticks = list(few) + [missing_at] * any_missing
+            labels = [_level_text(v) for v in few] + [MISSING_LABEL] * any_missing
+            a.set_xticks(ticks, labels)
+            gap = float(np.min(np.diff(few))) if len(few) > 1 else 1.0
+            a.set_xlim(lo - gap / 2, (missing_at if any_missing else hi) + gap / 2)
         elif any_missing:
             _missing_axis(a, lo, hi, missing_at)
-
-
-def _band(rows: pd.DataFrame, has_band: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(lower, upper) of `rows`: the ``lower``/``upper`` columns, else ``value`` +- ``std``."""
-    if has_band:
-        return rows["lower"].to_numpy(dtype=np.float64), rows["upper"].to_numpy(dtype=np.float64)
-    value = rows["value"].to_numpy(dtype=np.float64)
-    std = rows["std"].to_numpy(dtype=np.float64)
-    return value - std, value + std

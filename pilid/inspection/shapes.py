@@ -13,6 +13,8 @@ estimator holds after fit (``module_``, ``knots_``, ``contribution_offset_``, ``
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import torch
@@ -22,10 +24,56 @@ from pilid.inspection.displays import ShapeDisplay
 from pilid.inspection.explanation import ExplainMixin
 from pilid.inspection.explorer import ExploreMixin
 from pilid.inspection.importance import ImportanceMixin
+from pilid.inspection.joint_grid import FeatureCounts, feature_counts
 from pilid.models import bagging, multiclass
+from pilid.models.inputs import INFREQUENT_LEVEL
 from pilid.nn.piecewise import piece_values
 
-__all__ = ["ShapeMixin"]
+__all__ = ["ShapeMixin", "level_order"]
+
+#: The first number in a level's name (``"10+"``: 10, ``"<5"``: 5, ``"5-10 years"``: 5).
+NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def _number_key(text: str) -> tuple[float, int] | None:
+    """The order of a level that reads as a number: its first number, then -1 where a ``<``
+    (or ``under``, ``below``, ``less``) comes before it, +1 where a ``+`` or ``>`` (or
+    ``over``, ``more``) marks it as open above, else 0; None where it holds no number."""
+    found = NUMBER.search(text)
+    if found is None:
+        return None
+    before, after = text[: found.start()].lower(), text[found.end() :].lower()
+    value = float(found.group().replace(",", "."))
+    if before.endswith("-") and not before[:-1].strip():  # "-5": a negative number
+        value = -value
+    if re.search(r"<|under|below|less", before):
+        return value, -1
+    if re.search(r"^\s*\+|>|over|more", after) or ">" in before:
+        return value, 1
+    return value, 0
+
+
+def level_order(levels, counts=None, fixed: bool = False) -> list:
+    """The order in which a categorical feature's `levels` are drawn: as given where `fixed`
+    (a pandas Categorical's order) or where the given order is not the sorted one (the
+    estimator keeps a Categorical's categories as given and sorts other levels); else by the
+    first number in each name where every name holds one (``9, 10, 11, 12``; ``<5, 5, 10+``),
+    else the most frequent first (`counts`: level -> rows; None: as given). The level that
+    merges infrequent ones (`pilid.models.inputs.INFREQUENT_LEVEL`) stays last."""
+    levels = list(levels)
+    merged = [v for v in levels if v == INFREQUENT_LEVEL]
+    rest = [v for v in levels if v != INFREQUENT_LEVEL]
+    texts = [str(v) for v in rest]
+    if fixed or texts != sorted(texts):
+        return rest + merged
+    keys = [_number_key(t) for t in texts]
+    if all(k is not None for k in keys):
+        order = sorted(range(len(rest)), key=lambda i: keys[i])
+    elif counts:
+        order = sorted(range(len(rest)), key=lambda i: -counts.get(rest[i], 0))
+    else:
+        order = range(len(rest))
+    return [rest[i] for i in order] + merged
 
 
 class ShapeMixin(ExploreMixin, ImportanceMixin, ExplainMixin):
@@ -80,12 +128,71 @@ class ShapeMixin(ExploreMixin, ImportanceMixin, ExplainMixin):
                 rows.append(pd.DataFrame(nan_row))
         return pd.concat(rows, ignore_index=True)
 
-    def plot_shapes(self, features=None, ax=None, ncols: int = 4):
+    def shape_context(self, X=None) -> tuple[dict, dict]:
+        """What `plot_shapes` draws beside the shapes: (density, levels), dicts by feature name.
+
+        density: each feature's `pilid.inspection.joint_grid.FeatureCounts` over the rows `X`
+        (None: the training rows, counted at fit), a categorical feature's ``values`` its
+        levels as `shape_functions` writes them. levels: each categorical feature's levels in
+        drawing order (`level_order`: a pandas Categorical column of `X`, given as a DataFrame,
+        keeps its categories' order).
+        """
+        check_is_fitted(self, "intercept_")
+        names = self._feature_names()
+        flags = np.asarray(self.categorical_, dtype=bool)
+        frame = X if isinstance(X, pd.DataFrame) else None
+        counts = getattr(self, "_feature_counts", None)  # kept at fit
+        if X is not None:
+            counts = feature_counts(self._check_fitted_X(X), flags)
+        levels_of = getattr(self, "categories_", {})
+        density, levels = {}, {}
+        for j, name in enumerate(names):
+            c = None if counts is None else counts[j]
+            labels = levels_of.get(j)
+            if c is not None and labels is not None:  # codes as their levels
+                known = np.isfinite(c.values) & (c.values < len(labels))
+                values = np.array([labels[int(k)] for k in c.values[known]], dtype=object)
+                c = FeatureCounts(c.counts[known], values=values, missing=c.missing)
+            if c is not None:
+                density[name] = c
+            if flags[j] and labels is not None:
+                fixed = frame is not None and isinstance(
+                    frame[name].dtype if name in frame.columns else None, pd.CategoricalDtype
+                )
+                frequency = None if c is None else dict(zip(c.values, c.counts))
+                levels[name] = level_order(labels, frequency, fixed=fixed)
+        return density, levels
+
+    def plot_shapes(
+        self,
+        features=None,
+        ax=None,
+        ncols: int = 4,
+        X=None,
+        sharey: bool = False,
+        order=None,
+        density: bool = True,
+    ):
         """One small panel per feature with its piecewise-linear shape u_j (with a bag, its
         band between `lower` and `upper`), the first column's y label naming the output the
         values add to (the logit of class ``classes_[1]``, or the predicted target by its
-        name); returns the axes.
+        name), a strip of the data's distribution along each panel's bottom (`X`'s rows, None:
+        the training rows'); returns the axes.
 
+        ``sharey=True`` gives every panel one y scale; ``order="importance"`` puts the most
+        important main effect first (`term_importances`); ``density=False`` leaves the strips
+        out. A numeric feature of few values (a 0/1 column) is drawn as points at its values,
+        a categorical one's levels in `level_order`'s order.
         ``pilid.inspection.displays.ShapeDisplay.from_estimator(self, ...)`` draws the same and
         returns the display (its ``axes_`` are these, ``lines_`` the curves)."""
-        return ShapeDisplay.from_estimator(self, features=features, ax=ax, ncols=ncols).axes_
+        display = ShapeDisplay.from_estimator(
+            self,
+            features=features,
+            ax=ax,
+            ncols=ncols,
+            X=X,
+            sharey=sharey,
+            order=order,
+            density=density,
+        )
+        return display.axes_
