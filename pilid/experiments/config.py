@@ -452,12 +452,12 @@ def unread_shortcuts(config: Mapping[str, Any], overrides: Iterable[str]) -> lis
     notices = []
     for key in SHORTCUT_KEYS:
         if key in given and "${" + key + "}" not in text:
-            own = model.get(key, "none") if isinstance(model, Mapping) else "none"
             name = model.get("name", "this model") if isinstance(model, Mapping) else "it"
-            notices.append(
-                f"the top-level {key} does not reach model={name} (its YAML sets model.{key}="
-                f"{own}); set model.{key}=<value> to change it there"
-            )
+            if isinstance(model, Mapping) and key in model:
+                why = f"its YAML sets model.{key}={model[key]}; set model.{key}=<value> instead"
+            else:
+                why = f"it has no model.{key}: the value changes nothing there"
+            notices.append(f"the top-level {key} does not reach model={name} ({why})")
     return notices
 
 
