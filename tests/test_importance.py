@@ -12,7 +12,7 @@ import pytest
 import torch
 from matplotlib.figure import Figure
 
-from pilid import PiLiBRegressor, PiLiDClassifier, PiLiDRegressor
+from pilid import PiLiBClassifier, PiLiBRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
 from pilid.inspection.importance import ImportanceDisplay, pair_name, term_importances
 from pilid.inspection.joint_grid import N_REFERENCE
@@ -197,3 +197,15 @@ def test_plot_importance_of_an_estimator():
     assert re.findall(r"\d+", ax.get_title()) == ["2", "4"]  # 2 of the 4 terms drawn
     with pytest.raises(PilidError, match="max_terms"):
         model.plot_importance(X, ax=ax, max_terms=0)
+
+
+def test_k_class_pilib_reads_the_rows_its_class_members_kept():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(240, 3))
+    y = np.digitize(X[:, 0] + X[:, 1] * X[:, 2], [-0.5, 0.5])
+    blocks = dict(n_blocks=2, block_layers=(4,), warmup_epochs=1, phase1_epochs=2)
+    model = PiLiBClassifier(gamma=2, **blocks, **SMALL).fit(X, y)
+    rows = model.class_estimators_[0]._reference_X
+    table = model.term_importances()
+    assert list(dict.fromkeys(table["class"])) == [0, 1, 2]
+    pd.testing.assert_frame_equal(table, model.term_importances(rows))

@@ -105,10 +105,28 @@ def _pure_pairs(model, X: np.ndarray, reference: np.ndarray, names) -> dict:
     return out
 
 
+def kept_at_fit(model, name: str):
+    """What `pilid.inspection.joint_grid.keep_grid_rows` kept of the training rows (`name`:
+    ``"_reference_X"``, ``"_feature_counts"``, ...), on the model or, where K > 2 classes'
+    members kept it, on the first of them; None where nothing kept it."""
+    members = getattr(model, "class_estimators_", None) or []
+    for holder in (model, *members):
+        value = getattr(holder, name, None)
+        if value is not None:
+            return value
+    return None
+
+
 def _reference(model) -> np.ndarray:
-    """The training rows kept at fit for the importance (`pilid.inspection.joint_grid`)."""
-    reference = getattr(model, "_reference_X", None)
-    return model._background_X if reference is None else reference
+    """The training rows kept at fit for the importance (`pilid.inspection.joint_grid`; a model
+    pickled before they were kept: the grid's background rows)."""
+    for name in ("_reference_X", "_background_X"):
+        rows = kept_at_fit(model, name)
+        if rows is not None:
+            return rows
+    raise PilidError(
+        f"{type(model).__name__} kept no training rows at fit; pass the rows to read, X=..."
+    )
 
 
 def _rows(model, X) -> np.ndarray:

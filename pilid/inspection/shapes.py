@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from pilid.inspection.displays import ShapeDisplay
 from pilid.inspection.explanation import ExplainMixin
 from pilid.inspection.explorer import ExploreMixin
-from pilid.inspection.importance import ImportanceMixin
+from pilid.inspection.importance import ImportanceMixin, kept_at_fit
 from pilid.inspection.joint_grid import FeatureCounts, feature_counts
 from pilid.models import bagging, multiclass
 from pilid.models.inputs import INFREQUENT_LEVEL
@@ -141,7 +141,7 @@ class ShapeMixin(ExploreMixin, ImportanceMixin, ExplainMixin):
         names = self._feature_names()
         flags = np.asarray(self.categorical_, dtype=bool)
         frame = X if isinstance(X, pd.DataFrame) else None
-        counts = getattr(self, "_feature_counts", None)  # kept at fit
+        counts = kept_at_fit(self, "_feature_counts")
         if X is not None:
             counts = feature_counts(self._check_fitted_X(X), flags)
         levels_of = getattr(self, "categories_", {})
