@@ -88,6 +88,8 @@ def run_setting(cfg: DictConfig | Mapping[str, Any]) -> Summary:
         missing = (
             list(range(trials)) if config.get("force") else sorted(set(range(trials)) - recorded)
         )
+        if missing and recorded and not config.get("force"):
+            _check_engine(config, store.setting_records(sid), label, sid)
         if missing:
             try:
                 with signals_as_exceptions():
@@ -100,6 +102,28 @@ def run_setting(cfg: DictConfig | Mapping[str, Any]) -> Summary:
         if tracker is not None:  # after the trials are stored; under the lock: logged once
             tracker.log_setting(config, summary, artifact_dir(store.root, sid), label)
     return summary
+
+
+def _check_engine(config: dict[str, Any], records: list[dict], label: str, sid: str) -> None:
+    """A setting of a model the engine trains, resumed by another engine version than the one
+    its records name (`pilid.train.version`), is refused in one line: its trials would mix two
+    engines' digits."""
+    from pilid.experiments.model_config import estimator_class, is_batchable
+    from pilid.train.version import ENGINE_VERSION, FIRST_ENGINE_VERSION
+
+    engines = {str((r.get("versions") or {}).get("engine", FIRST_ENGINE_VERSION)) for r in records}
+    if engines <= {ENGINE_VERSION}:
+        return
+    task = str(records[0].get("task") or config["data"].get("task"))
+    if not is_batchable(estimator_class(config["model"], task)):
+        return  # the engine does not train it: its numbers do not depend on the engine
+    found = ", ".join(sorted(engines - {ENGINE_VERSION}))
+    raise PilidError(
+        f"{label} (setting {sid}) has {len(records)} trial(s) recorded by engine {found}; this "
+        f"pilid's engine is {ENGINE_VERSION}, whose fits differ in their last digits, and a "
+        "setting never mixes two: run it anew with force=true (newer records supersede the "
+        "old), or into another results_dir=<folder>"
+    )
 
 
 # -- training ----------------------------------------------------------------------------------
@@ -481,10 +505,12 @@ def versions() -> dict[str, str]:
     import torch
 
     import pilid
+    from pilid.train.version import ENGINE_VERSION
 
     found = {
         "python": platform.python_version(),
         "pilid": pilid.__version__,
+        "engine": ENGINE_VERSION,
         "torch": torch.__version__,
         "numpy": np.__version__,
         "pandas": pandas.__version__,
