@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from pilid.data import DATASETS, files, load_dataset, make_split
+from pilid.data.split import SPLIT_OPTIONS
 from pilid.errors import DataFileError, PilidError
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
@@ -338,7 +339,7 @@ def test_every_data_yaml_is_a_dataset():
         cfg = _compose(name)
         assert cfg.data.name == name
         options = set(cfg.data) - {"name"}
-        accepted = set(DATASETS[name].options()) | {"task"}
+        accepted = set(DATASETS[name].options()) | {"task"} | set(SPLIT_OPTIONS)
         assert options <= accepted, f"conf/data/{name}.yaml has keys the loader does not take"
 
 

@@ -30,6 +30,8 @@ MISSING_LEVEL = "(missing)"
 #: How a split hands the categorical columns to a model: one 0/1 column per level, or one
 #: column of level codes (flagged in ``Split.categorical``, never scaled).
 ENCODINGS = ("onehot", "codes")
+#: Keys of a data config that the split reads (how to encode), not the data set's loader.
+SPLIT_OPTIONS = ("encoding",)
 
 
 def encode(dataset: Dataset, encoding: str = "onehot") -> tuple[np.ndarray, list[str], np.ndarray]:

@@ -458,6 +458,7 @@ def _load_dataset(data_json: str, data_dir: str | None, no_nan_model: str | None
     import json
 
     from pilid.data import load_dataset
+    from pilid.data.split import SPLIT_OPTIONS
     from pilid.data.table import drop_missing
 
     if no_nan_model is not None:
@@ -465,7 +466,8 @@ def _load_dataset(data_json: str, data_dir: str | None, no_nan_model: str | None
         return drop_missing(full, f"model={no_nan_model} takes no NaN")
     options = json.loads(data_json)
     name = options.pop("name")
-    options.pop("encoding", None)  # how the splits encode, not how the data set is read
+    for key in SPLIT_OPTIONS:  # how the splits encode, not how the data set is read
+        options.pop(key, None)
     if data_dir is not None:
         data_dir = os.path.expanduser(str(data_dir))
     return load_dataset(name, data_dir=data_dir, **options)
