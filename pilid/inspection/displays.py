@@ -69,6 +69,7 @@ from pilid.inspection.shape_panels import (  # noqa: F401 (re-exported: ELLIPSIS
     _strip,
     _wrapped_labels,
     plain_text,
+    require_columns,
 )
 
 __all__ = ["MISSING_LABEL", "ShapeDisplay", "plain_text"]
@@ -146,12 +147,7 @@ class ShapeDisplay:
         density=None,
         level_order=None,
     ):
-        missing = [c for c in ("feature", "x", "value") if c not in shapes.columns]
-        if missing:
-            raise PilidError(
-                f"the shape table lacks column(s) {missing}; pass a table like "
-                "shape_functions()'s (feature, x, value)"
-            )
+        require_columns(shapes, ("feature", "x", "value"), "shape table", "shape_functions")
         self.shapes = shapes
         names = list(dict.fromkeys(shapes["feature"].astype(str)))
         self.features = names if features is None else [str(f) for f in features]

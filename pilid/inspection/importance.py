@@ -42,7 +42,13 @@ import torch
 from sklearn.utils.validation import check_is_fitted
 
 from pilid.errors import PilidError
-from pilid.inspection.displays import TITLE_CHARS, _output_name, _shorten, plain_text
+from pilid.inspection.displays import (
+    TITLE_CHARS,
+    _output_name,
+    _shorten,
+    plain_text,
+    require_columns,
+)
 from pilid.models.prediction import PREDICT_CHUNK
 from pilid.nn.pairs import DeepWithPairs
 
@@ -237,12 +243,8 @@ class ImportanceDisplay:
     """
 
     def __init__(self, importances: pd.DataFrame, output=None):
-        missing = [c for c in ("term", "kind", "importance") if c not in importances.columns]
-        if missing:
-            raise PilidError(
-                f"the importance table lacks column(s) {missing}; pass a table like "
-                "term_importances()'s (term, kind, importance)"
-            )
+        columns = ("term", "kind", "importance")
+        require_columns(importances, columns, "importance table", "term_importances")
         self.importances = importances
         self.output = None if output is None else str(output)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from pilid.errors import PilidError
-from pilid.inspection.displays import plain_text
+from pilid.inspection.displays import plain_text, require_columns
 
 __all__ = ["InteractionDisplay", "InteractionPlotMixin"]
 
@@ -82,12 +82,7 @@ class InteractionDisplay:
         InteractionDisplay
             The display, drawn (`ax_`, `figure_`, `mesh_`).
         """
-        missing = [c for c in ("x_a", "x_b", "value") if c not in grid.columns]
-        if missing:
-            raise PilidError(
-                f"the interaction grid lacks column(s) {missing}; pass a table like "
-                "interaction_grid()'s (x_a, x_b, value)"
-            )
+        require_columns(grid, ("x_a", "x_b", "value"), "interaction grid", "interaction_grid")
         part = grid
         if "class" in grid.columns:
             classes = list(dict.fromkeys(grid["class"]))

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import is_classifier
 
+from pilid.errors import PilidError
 from pilid.inspection.joint_grid import FeatureCounts
 
 #: The tick label of the marker drawn for a feature's missing values (a row with ``x`` NaN).
@@ -44,6 +45,17 @@ def plain_text(text) -> str:
     """``text`` as matplotlib draws it literally: every ``$`` escaped (two of them would
     otherwise start and end mathtext, and an unmatched one could fail the drawing)."""
     return str(text).replace("$", r"\$")
+
+
+def require_columns(table, columns: tuple[str, ...], what: str, source: str) -> None:
+    """A one-line `PilidError` when `table` (a display's `what`, e.g. "shape table") lacks any
+    of `columns`, naming the function whose table it should be like (`source`)."""
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise PilidError(
+            f"the {what} lacks column(s) {missing}; pass a table like {source}()'s "
+            f"({', '.join(columns)})"
+        )
 
 
 def _shorten(text: str, limit: int) -> str:
