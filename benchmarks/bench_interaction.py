@@ -33,6 +33,7 @@ from bench_since import export_package  # noqa: E402  (benchmarks/: scripts, not
 #: What each process runs: the fit, the timed calls, the grid written for the comparison.
 CHILD = """
 import json, sys, time, warnings
+sys.path.insert(0, {tree!r})  # before the editable install's finder (PYTHONPATH is not)
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -59,7 +60,7 @@ print(json.dumps({{"seconds": min(seconds), "pilid": __import__("pilid").__file_
 
 def run_one(tree: Path, repeats: int, threads: int, grid: Path) -> dict:
     """One code's fastest ``plot_interaction`` call, in a process importing pilid from `tree`."""
-    code = CHILD.format(threads=threads, repeats=repeats, grid=str(grid))
+    code = CHILD.format(tree=str(tree), threads=threads, repeats=repeats, grid=str(grid))
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": str(threads)}
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
@@ -83,11 +84,13 @@ def main(argv: list[str] | None = None) -> None:
         then = run_one(earlier, args.repeats, args.threads, folder / "then.npy")
         now = run_one(REPO, args.repeats, args.threads, folder / "now.npy")
         gap = float(np.max(np.abs(np.load(folder / "then.npy") - np.load(folder / "now.npy"))))
+    if then["pilid"] == now["pilid"]:
+        raise SystemExit(f"bench_interaction: both runs imported {now['pilid']}")
     print(
         f"plot_interaction('x0', 'x1') on the getting-started model ({args.threads} threads, "
         f"best of {args.repeats}): {args.since} {then['seconds']:.2f} s, now "
         f"{now['seconds']:.2f} s, {then['seconds'] / now['seconds']:.1f}x faster; the grids "
-        f"differ by at most {gap:.1e}"
+        f"differ by at most {gap:.1e} ({then['pilid']} against {now['pilid']})"
     )
 
 
