@@ -224,10 +224,19 @@ def _pick(page, row: int) -> None:
     page.wait_for_function(f"{WATERFALL}.customdata.length > 0")
 
 
-@pytest.mark.slow
+#: One case runs in the fast lane (make test: the browser test runs there too), the rest in the
+#: slow one.
+SLOW = pytest.mark.slow
+
+
 @pytest.mark.parametrize(
     "case,class_label",
-    [("pilid_bag_pairs", None), ("pilid_binary", None), ("pilid_3_classes", "y"), ("pilib", None)],
+    [
+        pytest.param("pilid_bag_pairs", None, marks=SLOW),
+        ("pilid_binary", None),
+        pytest.param("pilid_3_classes", "y", marks=SLOW),
+        pytest.param("pilib", None, marks=SLOW),
+    ],
 )
 def test_page_draws_every_panel_and_the_picked_row(
     browser, models, data, tmp_path, case, class_label
