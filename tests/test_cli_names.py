@@ -108,6 +108,11 @@ def test_a_sweep_runs_each_setting_once_and_says_which_jobs_were_one(tmp_path):
     assert sum("pilid_lib" in line for line in lines[:-1]) == 1
     assert "does not reach model=pilid_lib" in dry.stderr
     assert "is the setting of" in dry.stderr
+    # jobs of one setting that run it another way (more trials) are two jobs
+    args = [a.replace("trials=1", "trials=1,2") for a in args]
+    twice = _cli(*args, "dry_run=true", cwd=tmp_path)
+    assert twice.returncode == 0, twice.stderr
+    assert twice.stdout.strip().splitlines()[-1].startswith("dry run: 6 settings"), twice.stdout
 
 
 @pytest.mark.slow

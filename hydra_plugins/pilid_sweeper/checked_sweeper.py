@@ -76,17 +76,19 @@ class CheckedSweeper(BasicSweeper):
 
     def _once_each(self, batch: Sequence[Sequence[str]], containers: list[dict]) -> list[dict]:
         """Drop from ``batch`` (in place) every job whose setting an earlier job of the sweep
-        already runs (``model=pilid_lib gamma=2,3``: pilid_lib fixes its gamma, so both jobs
-        are one setting), with one line each; returns the kept jobs' configs."""
+        already runs the same way (`_how_it_runs`; ``model=pilid_lib gamma=2,3``: pilid_lib
+        fixes its gamma, so both jobs are one), with one line each; returns the kept jobs'
+        configs."""
         seen = self.__dict__.setdefault("_pilid_settings", {})
         kept_jobs, kept = [], []
         for overrides, container in zip(batch, containers):
             try:
                 sid = setting_id(container)
+                key = (sid, _how_it_runs(container))
             except Exception:  # noqa: BLE001 - not resolvable here: the runner names it
-                sid = None
-            if sid is not None and sid in seen:
-                first = seen[sid]
+                sid = key = None
+            if key is not None and key in seen:
+                first = seen[key]
                 shown = [o for o in overrides if o not in first or o.startswith("model=")]
                 was = [o for o in first if o not in overrides or o.startswith("model=")]
                 print(
@@ -96,13 +98,27 @@ class CheckedSweeper(BasicSweeper):
                     flush=True,
                 )
                 continue
-            if sid is not None:
-                seen[sid] = list(overrides)
+            if key is not None:
+                seen[key] = list(overrides)
             kept_jobs.append(overrides)
             kept.append(container)
         if len(kept_jobs) < len(batch) and isinstance(batch, list):
             batch[:] = kept_jobs
         return kept
+
+
+def _how_it_runs(container: dict) -> str:
+    """What a job runs besides its setting (`setting_id` leaves these out): how many trials,
+    into which store, under which experiment name, forced or not, where it logs; two jobs are
+    one only when these are the same too (``trials=5,20`` are two jobs of one setting)."""
+    from pilid.experiments.setting import BOOKKEEPING_KEYS, canonical_json, resolved_config
+
+    resolved = resolved_config(container)
+    return canonical_json({k: resolved.get(k) for k in BOOKKEEPING_KEYS if k not in SHORTCUTS})
+
+
+#: Top-level keys that only pass a value on to the model (``gamma``): not how a job runs.
+SHORTCUTS = ("gamma", "hydra")
 
 
 def _dry_run(containers: list[dict]) -> None:
