@@ -153,9 +153,12 @@ def _terms(model, X: np.ndarray, reference: np.ndarray) -> list[tuple[str, str, 
         terms += [(name, "main", contrib[:, j]) for j, name in enumerate(names)]
     if deep is None:
         return terms
-    _, _, deep_ref = model._decompose(reference)
+    same = X is reference  # X=None: the reference rows themselves, read once
+    deep_ref = deep if same else model._decompose(reference)[2]
     pairs = _pure_pairs(model, X, reference, names)
-    pairs_ref = _pure_pairs(model, reference, reference, names) if pairs else {}
+    pairs_ref = pairs
+    if pairs and not same:
+        pairs_ref = _pure_pairs(model, reference, reference, names)
     for name, values in pairs.items():
         terms.append((name, "pair", values - pairs_ref[name].mean(0)))
         deep = deep - values

@@ -91,10 +91,10 @@ def keep_grid_rows(est, X: np.ndarray, rng: np.random.Generator) -> None:
     with np.errstate(all="ignore"):
         est.x_min_ = np.nanmin(X, axis=0)
         est.x_max_ = np.nanmax(X, axis=0)
-    est._grid_values = []
-    for j in range(X.shape[1]):
-        values = np.unique(X[~np.isnan(X[:, j]), j])
-        est._grid_values.append(values if len(values) <= MAX_GRID_LEVELS else None)
+    est._grid_values = [  # the distinct values `feature_counts` found (one pass per column)
+        c.values if c.values is not None and len(c.values) <= MAX_GRID_LEVELS else None
+        for c in est._feature_counts
+    ]
 
 
 def grid_axis(est, j: int, n: int) -> np.ndarray:
