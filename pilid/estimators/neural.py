@@ -92,24 +92,23 @@ FITTED_ATTRIBUTES_DOC = """
         contribution for NaN (`shape_functions` shows it as a row with `x` NaN) and a missing
         indicator among the deep part's inputs, which see NaN as 0 (the training mean).
     deep_bins_ : tuple of (int, ndarray) or None
-        None: the deep part sees each numeric feature standardised. (The lever ``deep_bins`` of
-        `pilid.hyperparameters.LEVERS`, no parameter of the estimators, encodes them
-        piecewise-linearly: each feature with its bin edges, `pilid.train.encoding.deep_input`.)
+        None: the deep part sees each numeric feature standardised. Pairs (feature j, its bin
+        edges), which only a subclass's ``_prepare`` sets (`pilid.train.protocol.Prepared.bins`):
+        those features enter it piecewise-linearly encoded (`pilid.train.encoding.deep_input`).
     categories_ : dict of int to list
-        The levels of each string / pandas category column (by position), as given (the
-        lever ``min_frequency`` of `pilid.hyperparameters.LEVERS` merges a column's infrequent
-        levels into one, ``"(infrequent)"``, the last of its list).
+        The levels of each string / pandas category column (by position), as given; a column
+        in ``infrequent_categories_`` has one level for the merged ones, ``"(infrequent)"``,
+        the last of its list.
     infrequent_categories_ : dict of int to list
-        {}: no level merged (the lever ``min_frequency``: per column with infrequent levels, by
-        position, the levels merged into ``"(infrequent)"``).
+        {}: no level merged (the estimators merge none; a subclass's ``_merge_infrequent`` may:
+        per column, by position, the levels merged into ``"(infrequent)"``).
     estimators_ : list of estimators
         A bag's members (``n_bags`` > 1 only), each fitted on its bootstrap rows.
     bag_rows_ : ndarray of shape (n_bags, n_train)
         The training rows each bag member was fitted on (``n_bags`` > 1 only).
     bag_val_rows_ : ndarray of shape (n_bags, n_val)
         The rows each bag member stopped early on (``n_bags`` > 1 only): the same for every
-        member (the lever ``bag_validation="own"`` of `pilid.hyperparameters.LEVERS`: each
-        member's own).
+        member.
     classes_ : ndarray of shape (2,)
         The two class labels, `classes_[1]` the positive one (classifiers only).
 """
