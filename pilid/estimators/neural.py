@@ -28,6 +28,7 @@ from pilid.models.outputs import LogitClassifierMixin
 from pilid.models.params import Number, Satisfies, sklearn_constraints, validate_params
 from pilid.models.row_rules import resolve_lam, resolve_smoothness
 from pilid.models.sample_weight import check_sample_weight, check_weighted_rows, weighted_mean_std
+from pilid.nn.bag import bag_forward
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS, EnsembleMLP, layer_sizes
 from pilid.nn.piecewise import (
     GAMMA_RULE,
@@ -405,6 +406,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             return
         if "_bag" in self.__dict__:
             bagging.collect_bag(self)
+            if getattr(self, "estimators_", None) is not None:  # the bag's one forward
+                self._bag_forward = bag_forward([m.module_ for m in self.estimators_])
         if "_classes" in self.__dict__:
             multiclass.collect_classes(self)
 
@@ -449,7 +452,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         if self._multiclass():
             return np.column_stack([m._raw(X) for m in self.class_estimators_])
         if self._bagged():  # each chunk encoded once for every member (they share the inputs)
-            out = [np.mean(raws, axis=0) for raws in prediction.members_on_chunks(self, X, "raw")]
+            out = prediction.bag_chunks(self, X)
             return np.concatenate(out) if out else np.zeros(0)
         out = prediction.chunk_outputs(self, X, "raw")
         return np.concatenate(out) if out else np.zeros(0)

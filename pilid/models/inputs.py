@@ -163,9 +163,11 @@ _INFERRED_TEMPORAL = {
 }
 
 
-def _temporal_kind(X: pd.DataFrame, j: int) -> str | None:
-    """'datetime', 'timedelta' or 'period' when column j holds dates or durations, else None."""
-    dtype = X.dtypes.iloc[j]
+def _temporal_kind(X: pd.DataFrame, j: int, dtype) -> str | None:
+    """'datetime', 'timedelta' or 'period' when column j (of dtype `dtype`) holds dates or
+    durations, else None."""
+    if dtype.kind in "biuf":  # numbers (the common case, decided without pandas' checks)
+        return None
     if pd.api.types.is_datetime64_any_dtype(dtype):
         return "datetime"
     if pd.api.types.is_timedelta64_dtype(dtype):
@@ -197,10 +199,10 @@ def _check_frame(X: pd.DataFrame) -> None:
             f"X has duplicate column names: {counts}; give every column a unique name (or drop "
             "the copies) before calling the estimator"
         )
-    for j, name in enumerate(columns):
-        if X.dtypes.iloc[j].kind == "c":
+    for j, (name, dtype) in enumerate(zip(columns, X.dtypes.tolist())):
+        if dtype.kind == "c":
             raise PilidError(_complex_message(repr(name), name))
-        kind = _temporal_kind(X, j)
+        kind = _temporal_kind(X, j, dtype)
         if kind is not None:
             fix = _TEMPORAL_FIX[kind].format(col=repr(name))
             raise PilidError(
@@ -320,7 +322,7 @@ class InputMixin:
             self._merge_infrequent(X)
         if not self.categories_ and not auto.any():
             return X, auto
-        X = X.copy()
+        X = X.copy(deep=False)  # the coded columns replace their own (`isetitem`), not X's
         unseen = []
         infrequent = getattr(self, "infrequent_categories_", {})
         for j, cats in self.categories_.items():
@@ -341,7 +343,7 @@ class InputMixin:
                     shown = ", ".join(repr(v) for v in levels[:5])
                     more = f" and {len(levels) - 5} more" if len(levels) > 5 else ""
                     unseen.append(f"{shown}{more} in column {X.columns[j]!r}")
-            X[X.columns[j]] = codes
+            X.isetitem(j, codes)
         if unseen:
             warnings.warn(
                 f"{type(self).__name__}: categories not seen in fit ({'; '.join(unseen)}) get "

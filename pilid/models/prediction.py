@@ -50,6 +50,21 @@ def members_on_chunks(bag, X: np.ndarray, what: str) -> list[list]:
     return chunks
 
 
+@torch.no_grad()
+def bag_chunks(bag, X: np.ndarray) -> list[np.ndarray]:
+    """A bag's raw output (the mean of its members'), (n,) per chunk of X: one call of its
+    `pilid.nn.bag.BagForward` per chunk where fit built one (``_bag_forward``), else each
+    member's `on_inputs` on the chunk's inputs, averaged."""
+    forward = getattr(bag, "_bag_forward", None)
+    if forward is None:  # a structure the bag's forward does not reduce, or an older pickle
+        return [np.mean(raws, axis=0) for raws in members_on_chunks(bag, X, "raw")]
+    out = []
+    for s in starts(X):
+        x, phi = bag._inputs(X[s : s + PREDICT_CHUNK])
+        out.append(forward(x[None], phi)[0].double().numpy())
+    return out
+
+
 def joined_terms(chunks: list) -> tuple[np.ndarray | None, np.ndarray | None]:
     """One model's (terms, deep) over X from its (terms, deep) per chunk."""
     terms = [t for t, _ in chunks if t is not None]

@@ -6,11 +6,18 @@ it (its ``versions["engine"]``) and by a later one within the trials' noise; the
 resumes a setting with another engine than the one its records name
 (`pilid.experiments.runner`). Records written before the engine had a version were written by
 the first one, `FIRST_ENGINE_VERSION`.
+
+The versions, and what moved the digits:
+
+* "1": the first engine (every record written before the engine had a version);
+* "2": a bag predicts in one call (`pilid.nn.bag`), its members' outputs summed in float32
+  in another order than their mean; the early-stopping losses of a bag's candidates
+  (``pairs="auto"``, ``smoothness="auto"``) read it too.
 """
 
 from __future__ import annotations
 
 #: This engine's version.
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"
 #: The version of the engine that wrote the records that name none.
-FIRST_ENGINE_VERSION = "1"
+FIRST_ENGINE_VERSION = "2"
