@@ -179,6 +179,22 @@ def test_no_cycle_between_modules():
     assert not _cycles(graph), f"import cycles: {_cycles(graph)}"
 
 
+def test_the_engine_imports_nothing_of_the_estimators():
+    """The torch blocks and the training engine (``pilid.nn``, ``pilid.train``) import nothing
+    of the estimators or of what they build on (``pilid.models``, ``pilid.inspection``), eagerly
+    or lazily."""
+    above = ("pilid.models", "pilid.inspection", "pilid.estimators", "pilid.baselines")
+    found = [
+        f"{MODULES[module].relative_to(ROOT)}:{line}: {target}"
+        for module, imports in GRAPH.items()
+        if module.startswith(("pilid.nn", "pilid.train"))
+        for line, target in imports
+        if target.startswith(above)
+    ]
+    assert not found, "the engine imports the estimators' layers:\n" + "\n".join(found)
+    assert any(m.startswith("pilid.train.") for m in GRAPH)  # the walk saw the engine
+
+
 def test_the_checker_sees_lazy_imports_cycles_and_upward_imports(tmp_path):
     source = "def f():\n    from pilid.estimators.pilid import PiLiDRegressor\n"
     path = tmp_path / "probe.py"
