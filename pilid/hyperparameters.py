@@ -17,14 +17,6 @@ else is read off this table:
 * the pinned-protocol check: ``conf/model/pilid.yaml`` holds every ``model`` key at its `paper`
   value, ``pilid_lib.yaml`` at its `default` (``tests/test_pinned_protocol.py``).
 
-`LEVERS` declares the same way the levers that were measured on the development suite and not
-adopted (``schedule``, ``lr_decay``, ``bag_validation``, ``deep_bins``, ``deep_ensemble``,
-``min_frequency``, ``choice_members``):
-they are no parameters of the public estimators and no config keys; the estimators read them
-with `lever`, which gives the neutral value (`Hyperparameter.default`, the computation without
-the lever) unless a lever was set through the private hook the lever study uses
-(``pilid.estimators.pilid._with_levers``).
-
 A new hyper-parameter of PiLiD is one entry here (plus its docstring entry, its code and, for a
 ``model`` key, its line in both YAML files); a key added to the config group after records
 existed gets the `identity` that computes what was computed before, so no setting id moves.
@@ -39,7 +31,6 @@ from typing import Any
 
 __all__ = [
     "HASHED",
-    "LEVERS",
     "PILID",
     "TRAINING",
     "UNPINNED",
@@ -52,7 +43,6 @@ __all__ = [
     "by_name",
     "defaults",
     "identities",
-    "lever",
     "model_keys",
     "options",
     "paper_values",
@@ -117,9 +107,8 @@ class Rule:
 #: Where the harness sets a parameter: ``model`` (a key of ``conf/model/pilid*.yaml`` and of
 #: the schema), ``train`` (``conf/config.yaml``'s ``train`` block), ``run`` (the runner, per
 #: trial: seed, device, the split's categorical columns, verbosity), ``none`` (left at its
-#: default by the harness, the reason in `Hyperparameter.doc`) and ``lever`` (no parameter of
-#: the public estimators: `LEVERS`).
-WHERE = ("model", "train", "run", "none", "lever")
+#: default by the harness, the reason in `Hyperparameter.doc`).
+WHERE = ("model", "train", "run", "none")
 
 
 @dataclass(frozen=True)
@@ -402,61 +391,6 @@ PILID: tuple[Hyperparameter, ...] = (
     ),
 )
 
-#: Levers measured on the development suite and not adopted: no parameters of the public
-#: estimators, no config keys. `default` is the neutral value (the computation without it).
-LEVERS: tuple[Hyperparameter, ...] = (
-    Hyperparameter(
-        name="schedule",
-        default="joint",
-        constraint=(OneOf(("joint", "additive_first")),),
-        where="lever",
-        doc="'joint': Algorithm 1; 'additive_first': the additive part alone, then both",
-    ),
-    Hyperparameter(
-        name="lr_decay",
-        default=None,
-        constraint=(Reals(0, 1, "neither"), None),
-        where="lever",
-        doc="a refining phase at lr * lr_decay after early stopping (None: none)",
-    ),
-    Hyperparameter(
-        name="bag_validation",
-        default="shared",
-        constraint=(OneOf(("shared", "own")),),
-        where="lever",
-        doc="a bag's early-stopping rows: shared by its members, or each member's own",
-    ),
-    Hyperparameter(
-        name="deep_bins",
-        default=None,
-        constraint=(Integers(2), None),
-        where="lever",
-        doc="the MLP's numeric inputs piecewise-linear on b quantile bins (None: standardised)",
-    ),
-    Hyperparameter(
-        name="deep_ensemble",
-        default="independent",
-        constraint=(OneOf(("independent", "shared")),),
-        where="lever",
-        doc="a bag's MLPs: one per member, or one shared with per-member adapters (TabM's)",
-    ),
-    Hyperparameter(
-        name="min_frequency",
-        default=None,
-        constraint=(Integers(1), Reals(0, 1, "neither"), None),
-        where="lever",
-        doc="a category's levels with fewer fit rows merged into one (None: none)",
-    ),
-    Hyperparameter(
-        name="choice_members",
-        default=None,
-        constraint=(Integers(1), None),
-        where="lever",
-        doc="a bag's members each candidate trains before the choice (None: all of them)",
-    ),
-)
-_LEVERS = {p.name: p for p in LEVERS}
-
 
 def by_name(table: tuple[Hyperparameter, ...], *names: str) -> tuple[Hyperparameter, ...]:
     """The entries of `table` called `names`, in that order (a KeyError names a missing one)."""
@@ -488,9 +422,3 @@ def model_keys(table: tuple[Hyperparameter, ...]) -> tuple[Hyperparameter, ...]:
 def identities(table: tuple[Hyperparameter, ...]) -> dict[str, Any]:
     """``{name: identity}`` of the ``model`` keys left out of the setting id at one value."""
     return {p.name: p.identity for p in model_keys(table) if p.identity is not HASHED}
-
-
-def lever(estimator: Any, name: str) -> Any:
-    """The value of lever `name` (`LEVERS`) for `estimator`: its own where the lever study's
-    private hook set one, else the neutral value (what a public estimator computes)."""
-    return getattr(estimator, name, _LEVERS[name].default)

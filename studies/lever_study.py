@@ -441,19 +441,18 @@ def make_variant(variant: str, task: str, seed: int, n_train: int):
     parameters on top of the library defaults the levers were measured against
     (`EARLIER_DEFAULTS`), so that a variant's rows stay what they are now that the library's
     defaults are the variant ``gamma40_smooth_rows_lam_rows_pairs_auto``. A variant that sets a
-    lever that was not adopted (`pilid.hyperparameters.LEVERS`; no parameters of PiLiD) gets PiLiD's
-    private class that takes them (`pilid.estimators.pilid._with_levers`), which computes what
+    lever that was not adopted (`studies._levers.LEVERS`; no parameters of PiLiD) gets the
+    class of the studies that takes them (`studies._levers.with_levers`), which computes what
     PiLiD computed with them."""
     from pilid import PiLiDClassifier, PiLiDRegressor
-    from pilid.estimators.pilid import _with_levers
-    from pilid.hyperparameters import LEVERS
+    from studies._levers import LEVERS, with_levers
 
     params, rule = VARIANTS[variant]
     params = {**EARLIER_DEFAULTS, **params, **(rule(n_train) if rule is not None else {})}
     offset = params.pop(SEED_OFFSET, 0)  # the same split, another seed of the model
     cls = PiLiDClassifier if task == "classification" else PiLiDRegressor
-    if any(lever.name in params for lever in LEVERS):  # no parameters of PiLiD: the private hook
-        cls = _with_levers(cls)
+    if any(lever.name in params for lever in LEVERS):  # no parameters of PiLiD
+        cls = with_levers(cls)
     return cls(random_state=seed + offset, **params)
 
 

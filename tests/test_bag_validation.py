@@ -1,8 +1,7 @@
-"""A bag whose members hold out their own early-stopping rows (the lever ``bag_validation="own"``,
-`pilid.models.bagging.member_holdout`; measured and not adopted, so set through the lever study's
-private hook `pilid.estimators.pilid._with_levers`), against the shared rows of ``"shared"``: which
-rows each member trains and stops on, and the out-of-bag loss that ``pairs`` / ``smoothness``
-choose by."""
+"""A bag whose members hold out their own early-stopping rows (the lever ``bag_validation="own"``
+of the studies, `studies._levers.bags.member_holdout`; measured and not adopted), against the
+library's shared rows: which rows each member trains and stops on, and the out-of-bag loss that
+``pairs`` / ``smoothness`` choose by."""
 
 from __future__ import annotations
 
@@ -10,15 +9,12 @@ import numpy as np
 import pytest
 from scipy.special import log_softmax
 
-from pilid import PiLiDClassifier, PiLiDRegressor
+from pilid import PiLiDRegressor
 from pilid.errors import PilidError
-from pilid.estimators.pilid import _with_levers
-from pilid.hyperparameters import lever
 from pilid.train.validation import holdout_split
+from studies._levers import PiLiDLeverClassifier as LeverClassifier
+from studies._levers import PiLiDLeverRegressor as LeverRegressor
 
-#: PiLiD with the levers as parameters (the lever study's hook).
-LeverRegressor = _with_levers(PiLiDRegressor)
-LeverClassifier = _with_levers(PiLiDClassifier)
 SMALL = dict(hidden_layers=(8,), gamma=4, epochs=5, batch_size=64, random_state=0, pairs=0)
 
 
@@ -118,7 +114,8 @@ def test_k_classes_share_each_members_rows_and_choose_out_of_bag():
 
 
 def test_shared_is_the_default_and_an_unknown_value_is_one_line():
-    assert lever(PiLiDRegressor(), "bag_validation") == "shared" == LeverRegressor().bag_validation
+    assert LeverRegressor().bag_validation == "shared"
+    assert "bag_validation" not in PiLiDRegressor().get_params()
     with pytest.raises(PilidError, match="bag_validation") as info:
         LeverRegressor(bag_validation="each").fit(*_data(60))
     assert "\n" not in str(info.value) and "own" in str(info.value)

@@ -1,4 +1,4 @@
-"""The lever ``choice_members = k`` (not adopted; the lever study's private hook): each
+"""The lever ``choice_members = k`` of the studies (`studies._levers`; not adopted): each
 ``pairs="auto"`` candidate trains the first k members of its bag, they choose, and only the
 chosen candidate trains its other members.
 
@@ -16,8 +16,8 @@ import pytest
 
 import pilid.train.batched as batched
 from pilid import PiLiDClassifier, PiLiDRegressor
-from pilid.estimators.pilid import _with_levers
 from pilid.train.validation import holdout_split
+from studies._levers import with_levers
 
 SMALL = dict(hidden_layers=(8,), n_bags=5, random_state=0, device="cpu", epochs=12, pairs="auto")
 
@@ -62,7 +62,7 @@ def test_the_candidates_choose_on_their_first_members_and_the_chosen_one_trains_
 ):
     X, y = _data(1200)
     sizes = _trained(monkeypatch)
-    model = _with_levers(PiLiDRegressor)(**SMALL, choice_members=2).fit(X, y)
+    model = with_levers(PiLiDRegressor)(**SMALL, choice_members=2).fit(X, y)
     table = model.shape_choice_
     assert table["pairs"].tolist()[0] == 0 and table["pairs"].tolist()[1] > 0
     assert sizes == [2, 2, 3]  # each candidate's first 2 members, then the chosen one's other 3
@@ -90,11 +90,11 @@ def test_without_the_lever_or_with_as_many_members_the_fit_is_the_defaults(monke
     sizes = _trained(monkeypatch)
     plain = PiLiDRegressor(**SMALL).fit(X, y)
     assert sizes == [5, 5]  # both candidates' whole bags
-    same = _with_levers(PiLiDRegressor)(**SMALL, choice_members=5).fit(X, y)
+    same = with_levers(PiLiDRegressor)(**SMALL, choice_members=5).fit(X, y)
     np.testing.assert_array_equal(same.predict(X), plain.predict(X))
     # K > 2 classes: the candidates hold class members, which train whole
     label = np.digitize(y, np.quantile(y, [0.33, 0.66]))
-    three = _with_levers(PiLiDClassifier)(**SMALL, choice_members=2).fit(X, label)
+    three = with_levers(PiLiDClassifier)(**SMALL, choice_members=2).fit(X, label)
     np.testing.assert_array_equal(
         three.predict_proba(X), PiLiDClassifier(**SMALL).fit(X, label).predict_proba(X)
     )
@@ -104,4 +104,4 @@ def test_without_the_lever_or_with_as_many_members_the_fit_is_the_defaults(monke
 def test_a_bad_number_of_first_members_gets_one_line(bad):
     X, y = _data(200, seed=2)
     with pytest.raises(ValueError, match="choice_members"):
-        _with_levers(PiLiDRegressor)(**SMALL, choice_members=bad).fit(X, y)
+        with_levers(PiLiDRegressor)(**SMALL, choice_members=bad).fit(X, y)

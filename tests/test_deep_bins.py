@@ -1,7 +1,7 @@
-"""PiLiD's lever ``deep_bins`` (issue 31's levers; measured and not adopted, so set through the
-lever study's private hook `pilid.estimators.pilid._with_levers`): the MLP sees each numeric feature
-piecewise-linearly encoded on quantile bins (Gorishniy et al., NeurIPS 2022) instead of one
-standardised column; the additive part and the shapes do not change."""
+"""The piecewise-linear encoding of the deep input (`pilid.train.encoding`) and the lever
+``deep_bins`` of the studies (`studies._levers`; measured and not adopted): the MLP sees each
+numeric feature piecewise-linearly encoded on quantile bins (Gorishniy et al., NeurIPS 2022)
+instead of one standardised column; the additive part and the shapes do not change."""
 
 from __future__ import annotations
 
@@ -9,14 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pilid import PiLiDClassifier, PiLiDRegressor
+from pilid import PiLiDClassifier
 from pilid.errors import PilidError
-from pilid.estimators.pilid import _with_levers
 from pilid.train.encoding import deep_columns, deep_input, piecewise_encoding, quantile_bins
+from studies._levers import PiLiDLeverClassifier as LeverClassifier
+from studies._levers import PiLiDLeverRegressor as LeverRegressor
 
-#: PiLiD with the levers as parameters (the lever study's hook).
-LeverRegressor = _with_levers(PiLiDRegressor)
-LeverClassifier = _with_levers(PiLiDClassifier)
 SMALL = dict(epochs=15, batch_size=64, device="cpu", random_state=0, n_bags=1, pairs=0)
 
 

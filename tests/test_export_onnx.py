@@ -29,8 +29,8 @@ from pilid import (  # noqa: E402
 )
 from pilid.baselines.ga2m import GA2MClassifier  # noqa: E402
 from pilid.errors import PilidError  # noqa: E402
-from pilid.estimators.pilid import _with_levers  # noqa: E402
 from pilid.export import onnx_inputs, parity, to_onnx  # noqa: E402
+from studies._levers import with_levers  # noqa: E402
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::pilid.models.inputs.UnseenCategoryWarning"),
@@ -179,7 +179,7 @@ def test_three_classes(make):
         (lambda: PiLiDRegressor(gamma=5, hidden_layers=None, pairs=2, n_bags=2, **SMALL), "y"),
         (lambda: PiLiDClassifier(gamma=5, hidden_layers=(8,), pairs=2, n_bags=1, **SMALL), "c"),
         (
-            lambda: _with_levers(PiLiDClassifier)(
+            lambda: with_levers(PiLiDClassifier)(
                 gamma=3, hidden_layers=(8,), n_bags=1, min_frequency=40, deep_bins=4, **SMALL
             ),
             "c",
@@ -229,7 +229,7 @@ def test_levels_merged_by_min_frequency_are_the_infrequent_level():
     X, y = _three_class_data()
     X["colour"] = X["colour"].replace({"blue": "navy"})
     X.loc[X.index[:6], "colour"] = "teal"  # a rare level: merged
-    model = _with_levers(PiLiDClassifier)(
+    model = with_levers(PiLiDClassifier)(
         gamma=3, hidden_layers=(8,), n_bags=1, min_frequency=10, **SMALL
     ).fit(X, y)
     assert model.infrequent_categories_ == {2: ["teal"]}

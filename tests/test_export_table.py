@@ -26,9 +26,9 @@ from pilid import (
 )
 from pilid.baselines.ga2m import GA2MRegressor
 from pilid.errors import PilidError
-from pilid.estimators.pilid import _with_levers
 from pilid.export import read_table, score_table, to_table
 from pilid.inspection.explanation import DEEP
+from studies._levers import with_levers
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::pilid.models.inputs.UnseenCategoryWarning"),
@@ -221,7 +221,7 @@ def test_the_pair_terms_grids_are_the_models_values():
 
 def test_merged_levels_score_as_the_infrequent_level():
     X, y, _, _ = _data()
-    model = _with_levers(PiLiDRegressor)(
+    model = with_levers(PiLiDRegressor)(
         gamma=3, hidden_layers=(8,), n_bags=1, min_frequency=30, **SMALL
     )
     model.fit(X, y)

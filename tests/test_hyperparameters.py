@@ -1,9 +1,7 @@
 """PiLiD's hyper-parameters are declared once (`pilid.hyperparameters.PILID`) and read from there:
 the constructors' signatures, their checks (`_parameter_constraints`), the Hydra schemas of
 ``model=pilid`` / ``model=pilid_lib``, the ``model`` entries of ``KEYS_ADDED_AT_IDENTITY`` and
-the docstring's defaults. The levers measured and not adopted (`LEVERS`) are no parameters of the
-public estimators; the lever study's private hook (`pilid.estimators.pilid._with_levers`) takes
-them.
+the docstring's defaults.
 """
 
 from __future__ import annotations
@@ -12,15 +10,12 @@ import ast
 import inspect
 import re
 
-import numpy as np
 import pytest
-from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError, validate_parameter_constraints
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid import hyperparameters as hp
 from pilid.errors import PilidError
-from pilid.estimators.pilid import _with_levers
 from pilid.experiments.setting import KEYS_ADDED_AT_IDENTITY
 from pilid.models.params import ParamError, Satisfies, sklearn_constraints, validate_params
 from pilid.schema import section_fields
@@ -196,47 +191,6 @@ def test_a_composed_config_hashes_the_declared_keys_but_those_at_identity():
     assert at_identity == {"monotone_constraints"}
     assert set(library) == declared - at_identity | {"name"}
     assert library["n_bags"] == 16 and library["smoothness"] == "rows"
-
-
-@pytest.mark.parametrize("cls", CLASSES)
-def test_the_levers_are_no_public_parameters_and_the_hook_takes_them(cls):
-    names = [p.name for p in hp.LEVERS]
-    assert names == [
-        "schedule",
-        "lr_decay",
-        "bag_validation",
-        "deep_bins",
-        "deep_ensemble",
-        "min_frequency",
-        "choice_members",
-    ]
-    for name in names:
-        assert name not in cls().get_params()
-        assert name not in section_fields("model", "pilid_lib")
-        assert hp.lever(cls(), name) == hp.by_name(hp.LEVERS, name)[0].default
-        with pytest.raises(TypeError, match=name):
-            cls(**{name: hp.by_name(hp.LEVERS, name)[0].default})
-    hooked = _with_levers(cls)
-    assert issubclass(hooked, cls) and hooked.__name__.startswith("_")
-    params = hooked(gamma=3, schedule="additive_first").get_params()
-    assert set(params) == set(cls().get_params()) | set(names)
-    assert params["gamma"] == 3 and params["schedule"] == "additive_first"
-    assert params["min_frequency"] is None
-    copy = clone(hooked(deep_bins=4, lr_decay=0.5)).set_params(bag_validation="own")
-    assert (copy.deep_bins, copy.lr_decay, copy.bag_validation) == (4, 0.5, "own")
-    assert hp.lever(copy, "deep_bins") == 4
-    with pytest.raises(ParamError, match="deep_bins=1 is invalid"):
-        validate_params(hooked(deep_bins=1))
-
-
-def test_the_hook_at_the_neutral_levers_fits_what_the_public_estimator_fits():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(200, 3))
-    y = np.sin(X[:, 0]) + X[:, 1] * X[:, 2] + 0.1 * rng.normal(size=200)
-    common = dict(gamma=4, hidden_layers=(8,), n_bags=2, epochs=4, pairs=0, random_state=1)
-    public = PiLiDRegressor(**common).fit(X, y)
-    hooked = _with_levers(PiLiDRegressor)(**common).fit(X, y)
-    np.testing.assert_array_equal(hooked.predict(X), public.predict(X))
 
 
 def test_a_declaration_names_where_it_is_set_and_a_model_key_its_type():

@@ -356,3 +356,26 @@ def test_merging_rare_levels_on_the_uci_sets_only_renames_a_level():
     refit = refit[refit["model"] == "pilid"].set_index(["table", "split"])["value"]
     assert len(uci) > 0
     np.testing.assert_array_equal(uci.to_numpy(), refit[uci.index].to_numpy())
+
+
+def test_a_variant_that_sets_a_lever_is_the_studies_class_with_it():
+    """Every variant of `VARIANTS` that sets a lever that was not adopted builds the studies'
+    class (`studies._levers`) with that lever's value; every other variant PiLiD itself."""
+    from pilid import PiLiDClassifier, PiLiDRegressor
+    from studies._levers import LEVERS, PiLiDLeverClassifier, PiLiDLeverRegressor
+
+    names = {p.name for p in LEVERS}
+    with_lever = 0
+    for variant, (params, _) in lever_study.VARIANTS.items():
+        set_here = names & set(params)
+        for task, plain, levered in (
+            ("regression", PiLiDRegressor, PiLiDLeverRegressor),
+            ("classification", PiLiDClassifier, PiLiDLeverClassifier),
+        ):
+            est = lever_study.make_variant(variant, task, 3, 1000)
+            assert type(est) is (levered if set_here else plain), variant
+            assert all(getattr(est, name) == params[name] for name in set_here)
+        with_lever += bool(set_here)
+    # schedule 6, lr_decay 1, bag_validation 1, deep_bins 1, min_frequency 2, deep_ensemble 1,
+    # choice_members 4
+    assert with_lever == 16

@@ -1,7 +1,6 @@
-"""PiLiD's lever ``min_frequency`` (scikit-learn's ``OneHotEncoder`` convention; measured and not
-adopted, so set through the lever study's private hook `pilid.estimators.pilid._with_levers`): the
-levels of a category / string column with fewer fit rows than it become one level,
-``"(infrequent)"``.
+"""The lever ``min_frequency`` of the studies (`studies._levers`; scikit-learn's ``OneHotEncoder``
+convention; measured and not adopted): the levels of a category / string column with fewer fit
+rows than it become one level, ``"(infrequent)"``, which the library's encoding then reads.
 
 The fit is checked against an independent computation: the same estimator without
 ``min_frequency`` on a frame whose rare levels were replaced by hand with one label, the last
@@ -17,15 +16,10 @@ import pytest
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
-from pilid.estimators.pilid import _with_levers
 from pilid.models.inputs import INFREQUENT_LEVEL, UnseenCategoryWarning
+from studies._levers import with_levers
 
-#: PiLiD with the levers as parameters (the lever study's hook).
-LEVERS = {
-    PiLiDRegressor: _with_levers(PiLiDRegressor),
-    PiLiDClassifier: _with_levers(PiLiDClassifier),
-}
-LeverRegressor = LEVERS[PiLiDRegressor]
+LeverRegressor = with_levers(PiLiDRegressor)
 SMALL = dict(hidden_layers=(8,), epochs=15, batch_size=64, device="cpu", random_state=0)
 #: level -> (rows, effect): three common levels and three rare ones
 LEVELS = {
@@ -67,7 +61,7 @@ def _merged_by_hand(df, rare):
 def test_the_fit_equals_one_on_levels_merged_by_hand(cls):
     df, y = _frame()
     target = y if cls is PiLiDRegressor else (y > np.median(y)).astype(int)
-    est = LEVERS[cls](gamma=4, n_bags=2, min_frequency=10, **SMALL).fit(df, target)
+    est = with_levers(cls)(gamma=4, n_bags=2, min_frequency=10, **SMALL).fit(df, target)
     assert est.infrequent_categories_ == {1: ["d", "e", "f"]}
     assert est.categories_[1] == ["a", "b", "c", INFREQUENT_LEVEL]
     assert est.categories_[2] == ["p", "q"]  # no level under 10 rows: as it was

@@ -237,12 +237,21 @@ def test_param_error_survives_pickling_across_processes():
 
 
 @pytest.mark.parametrize(
-    "lever", ["schedule", "lr_decay", "bag_validation", "deep_bins", "min_frequency"]
+    "lever",
+    [
+        "schedule",
+        "lr_decay",
+        "bag_validation",
+        "deep_bins",
+        "deep_ensemble",
+        "min_frequency",
+        "choice_members",
+    ],
 )
 def test_a_lever_that_was_not_adopted_is_no_key_of_pilids_configs(lever):
-    """The levers measured and not adopted (`pilid.hyperparameters.LEVERS`) left the estimators
-    and the configs: the command line refuses them as unknown keys, a config handed to the
-    runner as a parameter PiLiD does not take, each in one line."""
+    """The levers measured and not adopted (the studies' `studies._levers.LEVERS`) are no
+    parameters of the estimators and no config keys: the command line refuses them as unknown
+    keys, a config handed to the runner as a parameter PiLiD does not take, each in one line."""
     from pilid.run import check_composition
 
     for name in ("pilid", "pilid_lib"):

@@ -1,6 +1,5 @@
-"""PiLiD's levers ``schedule="additive_first"`` and ``lr_decay`` (beyond the paper; measured and
-not adopted, so set through the lever study's private hook `pilid.estimators.pilid._with_levers`)
-and the trainer's ``keep_best``.
+"""The levers ``schedule="additive_first"`` and ``lr_decay`` of the studies (`studies._levers`;
+beyond the paper, measured and not adopted) and the trainer's ``keep_best`` and ``lr_scale``.
 
 The additive stage is the additive-only model: with the MLP frozen at its zero output, its
 epoch losses equal those of ``hidden_layers=None`` on the same seed (same start, same
@@ -15,15 +14,11 @@ import pytest
 import torch
 from torch import nn
 
-from pilid import PiLiDClassifier, PiLiDRegressor
+from pilid import PiLiDRegressor
 from pilid.errors import PilidError
-from pilid.estimators.pilid import _with_levers
-from pilid.hyperparameters import lever
 from pilid.train.trainer import EnsembleData, Phase, TrainConfig, train_ensemble
-
-#: PiLiD with the levers as parameters (the lever study's hook).
-LeverRegressor = _with_levers(PiLiDRegressor)
-LeverClassifier = _with_levers(PiLiDClassifier)
+from studies._levers import PiLiDLeverClassifier as LeverClassifier
+from studies._levers import PiLiDLeverRegressor as LeverRegressor
 
 
 def _additive_data(n=600, seed=0):
@@ -49,7 +44,7 @@ def test_joint_is_the_default_and_algorithm_1_unchanged():
     common = dict(n_bags=1, epochs=5, random_state=0)
     default = PiLiDRegressor(**common).fit(X, y)
     joint = LeverRegressor(schedule="joint", **common).fit(X, y)
-    assert lever(PiLiDRegressor(), "schedule") == "joint" == LeverRegressor().schedule
+    assert LeverRegressor().schedule == "joint" and "schedule" not in PiLiDRegressor().get_params()
     assert set(default.history_["phase"]) == {"train"}
     np.testing.assert_array_equal(default.predict(X), joint.predict(X))
 

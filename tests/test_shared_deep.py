@@ -1,11 +1,12 @@
-"""A bag whose members share one MLP (the lever ``deep_ensemble="shared"``: BatchEnsemble as TabM
-trains its members, `pilid.nn.mlp.EnsembleMLP` with ``share``; measured on the development suite,
-set through the lever study's private hook `pilid.estimators.pilid._with_levers`).
+"""A bag whose members share one MLP (the lever ``deep_ensemble="shared"`` of the studies,
+`studies._levers.shared_mlp`: BatchEnsemble as TabM trains its members; measured on the
+development suite and not adopted).
 
 The shared weights are checked against an independent BatchEnsemble written here with one W
 tensor (not one slice per member) and trained with the same Adam steps; the folding of the
-adapters against the unfolded outputs; the estimator for what a user reads of a bag (members that
-differ, bands, explain's terms adding up, pickling)."""
+adapters against the unfolded outputs and the plain MLP's; the groups of a bag's trials; the
+estimator for what a user reads of a bag (members that differ, bands, explain's terms adding
+up, pickling)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,15 @@ import numpy as np
 import pytest
 import torch
 
-from pilid import PiLiDClassifier, PiLiDRegressor
-from pilid.estimators.pilid import _with_levers
-from pilid.nn.mlp import EnsembleMLP, fold_adapters, has_shared_weights
+from pilid import PiLiDRegressor
+from pilid.errors import PilidError
+from pilid.nn.mlp import EnsembleMLP
 from pilid.streams import STREAM_DEEP, trial_generator
+from pilid.train import fit_batched
+from studies._levers import PiLiDLeverClassifier as LeverClassifier
+from studies._levers import PiLiDLeverRegressor as LeverRegressor
+from studies._levers.shared_mlp import SHARED_BAG, SharedEnsembleMLP, bag_groups, fold
 
-LeverRegressor = _with_levers(PiLiDRegressor)
-LeverClassifier = _with_levers(PiLiDClassifier)
 SMALL = dict(hidden_layers=(8, 4), gamma=4, epochs=6, batch_size=64, random_state=0, pairs=0)
 
 
@@ -63,7 +66,7 @@ def test_shared_weights_train_as_one_tensor_would():
     torch.manual_seed(0)
     x = torch.randn(3, 32, 5)
     y = torch.randn(3, 32)
-    ours = EnsembleMLP(5, (6, 4), None, seeds, share=[0, 0, 0])
+    ours = SharedEnsembleMLP(5, (6, 4), None, seeds, groups=[0, 0, 0])
     forward, params, W = _reference_batch_ensemble(5, (6, 4), seeds)
     with torch.no_grad():  # start the heads away from zero so every weight moves
         for p in (ours.out_w, params[-2]):
@@ -84,7 +87,7 @@ def test_shared_weights_train_as_one_tensor_would():
 
 
 def test_groups_share_within_not_across_and_folding_keeps_the_outputs():
-    ours = EnsembleMLP(4, (5,), None, [1, 2, 3, 4], share=["a", "a", "b", "b"])
+    ours = SharedEnsembleMLP(4, (5,), None, [1, 2, 3, 4], groups=["a", "a", "b", "b"])
     x = torch.randn(4, 7, 4)
     with torch.no_grad():
         ours.out_w.normal_()
@@ -96,14 +99,45 @@ def test_groups_share_within_not_across_and_folding_keeps_the_outputs():
     w = ours.weights[0]
     assert torch.equal(w[0], w[1]) and torch.equal(w[2], w[3])
     assert not torch.allclose(w[1], w[2])  # group b drew its W from member 3's generator
-    assert has_shared_weights(ours)
-    ours.eval()
-    before = ours(x)
-    fold_adapters(ours)
-    assert not has_shared_weights(ours)
-    torch.testing.assert_close(ours(x), before, rtol=1e-5, atol=1e-5)
-    plain = EnsembleMLP(4, (5,), None, [1, 2, 3, 4])
-    assert set(ours.state_dict()) == set(plain.state_dict())  # the plain MLP's layout
+    with torch.no_grad():
+        trained = ours(x)  # training mode: through the adapters
+        ours.eval()
+        folded = ours(x)  # eval mode: through the folded weights
+        plain = fold(ours)
+        plain.eval()
+        assert isinstance(plain, EnsembleMLP)
+        assert torch.equal(plain(x), folded)  # the plain MLP's outputs bit for bit
+        torch.testing.assert_close(folded, trained, rtol=1e-5, atol=1e-5)
+        # the folded weights are (r W) o s per member, computed here from the parameters
+        for t in range(4):
+            r, s_ = ours.adapters_in[0][t, 0], ours.adapters_out[0][t, 0]
+            expected = ours.weights[0][t] * r[:, None] * s_[None, :]
+            torch.testing.assert_close(plain.weights[0][t], expected)
+    assert set(plain.state_dict()) == set(EnsembleMLP(4, (5,), None, [1, 2, 3, 4]).state_dict())
+
+
+def test_a_bags_trials_are_its_groups_and_another_bag_is_refused():
+    member = LeverRegressor()
+    assert bag_groups(member, [7, 8]) is None  # no bag: each trial its own MLP
+    setattr(member, SHARED_BAG, (5, 6, 7))
+    assert bag_groups(member, [5, 6, 7]) == [0, 0, 0]
+    assert bag_groups(member, [6, 7]) == [0, 0]  # part of the bag (a choice's first members)
+    assert bag_groups(member, [9]) == [0]  # one trial (a member's own module)
+    member._softmax_classes = 3  # K = 3 classes: bag member b is 3 trials, class k's bag k
+    assert bag_groups(member, [5, 5, 5, 6, 6, 6]) == [0, 1, 2, 0, 1, 2]
+    for other in ([5, 5, 5, 5, 5, 5], [5, 5, 5, 9, 9, 9], [5, 6, 5]):
+        with pytest.raises(PilidError, match="fit each estimator on its own"):
+            bag_groups(member, other)
+
+
+def test_two_shared_bags_in_one_ensemble_are_refused_in_one_line():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    y = X[:, 0] + 0.1 * rng.normal(size=120)
+    ests = [LeverRegressor(n_bags=2, deep_ensemble="shared", **SMALL) for _ in range(2)]
+    with pytest.raises(PilidError, match="fit each estimator on its own") as info:
+        fit_batched(ests, [X, X], [y, y])
+    assert "\n" not in str(info.value)
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +152,8 @@ def regression():
 def test_a_shared_bag_is_a_bag(regression):
     X, y, shared = regression
     assert len(shared.estimators_) == 4
-    assert not any(hasattr(m, "_bag_id") for m in shared.estimators_)
+    assert not any(hasattr(m, SHARED_BAG) for m in shared.estimators_)
+    assert all(type(m.module_.deep) is EnsembleMLP for m in shared.estimators_)  # folded
     first = [m.module_.deep.weights[0].detach() for m in shared.estimators_]
     assert all(not torch.allclose(first[0], w) for w in first[1:])  # adapters folded in
     # Eq. 9 for the bag: intercept + contributions + deep part is the prediction
@@ -152,22 +187,23 @@ def test_a_shared_bag_classifies_two_and_three_classes():
         assert (est.predict(X) == y).mean() > 0.7
 
 
-def test_a_finished_member_no_longer_teaches_the_shared_weights():
+def test_every_member_in_the_computation_teaches_the_shared_weights():
     seeds = [5, 6, 7]
     x = torch.randn(3, 16, 4)
-    ours = EnsembleMLP(4, (5,), None, seeds, share=[0, 0, 0])
+    ours = SharedEnsembleMLP(4, (5,), None, seeds, groups=[0, 0, 0])
     with torch.no_grad():
         ours.out_w.normal_()
-    # each member's own gradient of W, one member at a time (an independent computation)
+    # each member's own gradient of its loss with respect to W, written out for one member
+    # (an independent computation: layer ((x o r) W) o s + b, then the output layer)
     own = []
     for t in range(3):
-        ours.zero_grad()
-        ours.share_training = torch.tensor([u == t for u in range(3)])
-        ours(x)[t].pow(2).sum().backward()
-        own.append(ours.weights[0].grad[t].clone())
+        w = ours.weights[0][t].detach().clone().requires_grad_(True)
+        r, s_, b = ours.adapters_in[0][t], ours.adapters_out[0][t], ours.biases[0][t]
+        h = torch.relu((x[t] * r) @ w * s_ + b)
+        loss = (h @ ours.out_w[t] + ours.out_b[t]).pow(2).sum()
+        own.append(torch.autograd.grad(loss, w)[0])
     ours.zero_grad()
-    ours.share_training = torch.tensor([True, False, True])  # member 1 has finished
     ours(x).pow(2).sum().backward()
-    expected = (own[0] + own[2]) / 2
+    expected = (own[0] + own[1] + own[2]) / 3  # the mean over the members: all three train
     for t in range(3):
         torch.testing.assert_close(ours.weights[0].grad[t], expected, rtol=1e-5, atol=1e-7)

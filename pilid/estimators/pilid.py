@@ -10,9 +10,6 @@ the additive component (the paper's MLP baseline). Both families are `NeuralEsti
 from __future__ import annotations
 
 import dataclasses
-import inspect
-
-import numpy as np
 
 from pilid import hyperparameters as hp
 from pilid.estimators.neural import (
@@ -43,9 +40,7 @@ from pilid.models.pair_choice import fast_pairs
 from pilid.models.params import Choice, ParamError, Satisfies, is_whole, sklearn_constraints
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.streams import STREAM_GRID_ROWS, trial_rng
-from pilid.train import Phase
 from pilid.train.batched import SAMPLE_ROWS, sample_rows
-from pilid.train.encoding import quantile_bins
 
 __all__ = [
     "LIBRARY_DEFAULTS",
@@ -304,7 +299,6 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         for the candidate that has them, `pilid.models.shape_choice`): `Prepared.pairs` and
         ``pairs_``."""
         prep = super()._prepare(X, y, sample_weight)
-        prep = self._encode_deep_bins(prep)
         # what `interaction_grid` needs of the training rows (a background, the ranges)
         keep_grid_rows(self, prep.X[prep.train_idx], trial_rng(prep.seed, STREAM_GRID_ROWS))
         counts = shape_choice.pair_counts(self.pairs)  # None: a number, no choice
@@ -340,19 +334,6 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         self.pairs_ = [(names[a], names[b]) for a, b in found]
         return dataclasses.replace(prep, pairs=found) if len(found) else prep
 
-    def _encode_deep_bins(self, prep):
-        """With the lever ``deep_bins`` (`pilid.hyperparameters.LEVERS`; only the lever study
-        sets it): `Prepared.bins`, the `quantile_bins` of the numeric features without a
-        monotone constraint (those the deep part sees) on the fit rows of weight > 0
-        (unweighted quantiles); `prep` unchanged without it."""
-        deep_bins = hp.lever(self, "deep_bins")
-        if deep_bins is None:
-            return prep
-        rows = prep.X if prep.weight is None else prep.X[prep.weight > 0]
-        seen = ~np.asarray(self.categorical_, dtype=bool) & np.isfinite(prep.x_scale)
-        bins = quantile_bins(rows, deep_bins, np.flatnonzero(seen))
-        return dataclasses.replace(prep, bins=bins) if bins else prep
-
     def interaction_grid(self, i, j, n: int = 50, X=None):
         """The model's interaction of features `i` and `j` on an n x n grid: DataFrame (x_a,
         x_b, value; a bag adds std, lower, upper), in output units: the partial dependence on
@@ -360,25 +341,6 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         terms do together beyond the shapes; `plot_interaction` draws it. `X`: the rows the
         partial dependence averages over (default: up to 200 training rows kept at fit)."""
         return pair_effect.interaction_grid(self, i, j, n=n, X=X)
-
-    def _phases(self) -> list[Phase]:
-        """Algorithm 1's one phase. The levers of the lever study (`pilid.hyperparameters.LEVERS`,
-        `_with_levers`): ``schedule="additive_first"``, the additive part alone first (the MLP
-        held at its zero output, ``deep.`` frozen), then both, keeping the joint weights only
-        where they beat the additive-only validation loss (``keep_best``); ``lr_decay``, then a
-        refining phase from the best weights at ``lr * lr_decay`` that keeps only what beats
-        them."""
-        if hp.lever(self, "schedule") != "additive_first" or self.hidden_layers is None:
-            phases = super()._phases()
-        else:
-            phases = [
-                Phase("additive", int(self.epochs), frozen=("deep.",)),
-                Phase("joint", int(self.epochs), keep_best=True),
-            ]
-        lr_decay = hp.lever(self, "lr_decay")
-        if lr_decay is not None:
-            phases.append(Phase("refine", int(self.epochs), keep_best=True, lr_scale=lr_decay))
-        return phases
 
 
 class PiLiDRegressor(RegressorOutput, PiLiDBase):  # noqa: D101 (its __doc__ is assigned)
@@ -395,49 +357,6 @@ class PiLiDClassifier(ClassifierOutput, PiLiDBase):  # noqa: D101 (its __doc__ i
         + _PILID_DOC
         + _EXAMPLE.format(name="PiLiDClassifier", params="n_bags=2, epochs=5, ", target=" > 14")
     )
-
-
-class _LeverParams:
-    """Private (the lever study's hook): PiLiD with the levers measured on the development suite
-    and not adopted (`pilid.hyperparameters.LEVERS`) as keyword-only parameters besides
-    PiLiD's own, checked as they are (`_parameter_constraints`) and kept by `clone`; each at its
-    default computes what PiLiD computes. Build it with `_with_levers`."""
-
-    _parameter_constraints = {
-        **PiLiDBase._parameter_constraints,
-        **sklearn_constraints(hp.LEVERS),
-    }
-
-    def __init__(self, **params):  # the signature scikit-learn reads is set below
-        levers = {p.name: params.pop(p.name, p.default) for p in hp.LEVERS}
-        super().__init__(**params)
-        for name, value in levers.items():
-            setattr(self, name, value)
-
-
-_LeverParams.__init__.__signature__ = inspect.Signature(
-    [
-        *inspect.signature(PiLiDBase.__init__).parameters.values(),
-        *(
-            inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default)
-            for p in hp.LEVERS
-        ),
-    ]
-)
-
-
-class _PiLiDLeverRegressor(_LeverParams, PiLiDRegressor):
-    """`PiLiDRegressor` with the levers (`_LeverParams`)."""
-
-
-class _PiLiDLeverClassifier(_LeverParams, PiLiDClassifier):
-    """`PiLiDClassifier` with the levers (`_LeverParams`)."""
-
-
-def _with_levers(cls: type) -> type:
-    """The private class of `PiLiDRegressor` or `PiLiDClassifier` (`cls`) that takes the levers
-    of `pilid.hyperparameters.LEVERS` as parameters (the lever study's hook)."""
-    return {PiLiDRegressor: _PiLiDLeverRegressor, PiLiDClassifier: _PiLiDLeverClassifier}[cls]
 
 
 class MLPBase(NeuralEstimator):

@@ -23,8 +23,8 @@ The table (``format`` ``"pilid.table"``, ``version`` 1):
     rows). Between two knots u_j is linear, beyond the first or last it is constant (clipped,
     Definition 2): ``np.interp(x, knots, values)``. A numeric column named in
     ``categorical_features`` is numeric here too: its knots are its training values.
-  * ``kind`` "categorical": ``levels`` (as given to fit; the lever ``min_frequency``'s
-    ``"(infrequent)"`` among them, its members in ``infrequent``), ``values`` (one per level)
+  * ``kind`` "categorical": ``levels`` (as given to fit; levels a model merged into one are
+    its ``"(infrequent)"`` level, their names in ``infrequent``), ``values`` (one per level)
     and ``unseen`` (a level not seen in fit: the feature's average).
 
   With K > 2 classes every value is a list of K (one column per class);

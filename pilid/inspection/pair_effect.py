@@ -69,8 +69,8 @@ def _parts(member):
 def _one_trial(mlp):
     """The function rows (B, m') -> output (B,) of a fitted one-trial MLP (a member's): Eq. 6-8
     as plain matrix products on its weights (ReLU in place), for a `pilid.nn.mlp.EnsembleMLP`
-    of one trial without adapters (folded after training), else its own forward pass."""
-    if not isinstance(mlp, EnsembleMLP) or mlp.adapters_in is not None or mlp.out_w.shape[0] != 1:
+    of one trial, else its own forward pass."""
+    if not isinstance(mlp, EnsembleMLP) or mlp.out_w.shape[0] != 1:
         return lambda x: mlp(x[None])[0]
     layers = [(w[0].detach(), b[0].detach()) for w, b in zip(mlp.weights, mlp.biases)]
     out_w, out_b = mlp.out_w[0].detach(), mlp.out_b[0].detach()

@@ -5,20 +5,14 @@ members as trials of ONE batched ensemble (`pilid.train.fit_batched`, `Trainable
 
 * Every member shares the estimator's prepared data (`Trainable._prepare`): the encoding, the
   scaling, the characteristic points of Definition 1 (so every member's u_j lives on the same
-  points) and (``bag_validation="shared"``) the rows held out for early stopping.
+  points) and the rows held out for early stopping.
 * Member b trains on a **bootstrap** sample of the training rows (the rows not held out): as
   many rows as there are, drawn with replacement. Its seed (mini-batches, initial weights) and
   its rows come from the stream `pilid.streams.STREAM_BAG` of the estimator's seed and b alone
   (`member_rng`), so member b is the same in a bag of any size and a bag is reproducible with
-  `random_state`. With the lever ``bag_validation="own"`` (`pilid.hyperparameters.LEVERS`:
-  measured on the development suite and not adopted, no parameter of the public estimators;
-  only the lever study sets it) member b first holds out its own rows for early stopping
-  (`member_holdout`: ``val_fraction`` of all the fit rows, drawn from its seed as
-  `pilid.train.validation.holdout_split` draws a single model's) and draws its bootstrap sample
-  from the rest: no row is left out of every member's training, as each of EBM's outer bags
-  holds out its own validation rows. Each member stops early on its own (on the shared
-  validation rows, or its own) and, with ``purify=True``, is purified on its own training rows
-  (predictions unchanged member by member, hence also on average).
+  `random_state`. Each member stops early on its own (on the shared validation rows) and, with
+  ``purify=True``, is purified on its own training rows (predictions unchanged member by
+  member, hence also on average).
 * The bag's output is the **mean of the members' raw outputs**: the mean prediction for
   regression, the mean logit for classification (`predict_proba` is the logistic function of the
   mean logit, not the mean of the members' probabilities). Averaging the raw output keeps Eq. 9
@@ -48,11 +42,8 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from pilid import hyperparameters as hp
-from pilid.models.sample_weight import check_weighted_rows
 from pilid.streams import STREAM_BAG, member_rng
 from pilid.train import Prepared
-from pilid.train.validation import holdout_split
 
 __all__ = [
     "BAND_PERCENTILES",
@@ -60,11 +51,8 @@ __all__ = [
     "bag_rows",
     "bag_shapes",
     "collect_bag",
-    "fit_rows",
     "gather_members",
-    "member_holdout",
     "member_seed",
-    "owns_validation",
     "take_inputs",
 ]
 
@@ -94,53 +82,21 @@ def bag_rows(
     return member_seed, np.asarray(train_idx)[picks]
 
 
-def owns_validation(est) -> bool:
-    """Does each member of `est`'s bag hold out its own early-stopping rows
-    (``bag_validation="own"``)?"""
-    return hp.lever(est, "bag_validation") == "own"
-
-
-def fit_rows(prep: Prepared) -> np.ndarray:
-    """Every row that trains or validates (sorted): the rows a bag's members draw from."""
-    return np.union1d(prep.train_idx, prep.val_idx).astype(np.int64)
-
-
-def member_holdout(est, prep: Prepared, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """With ``bag_validation="own"``: the member of seed `seed`'s own split of the fit rows
-    (`fit_rows`) into rows to draw its bootstrap from and rows held out for its early stopping,
-    as `pilid.train.validation.holdout_split` splits for a single model (``val_fraction`` of
-    the rows, stratified by class), from the member's seed; with ``"shared"``, or without
-    early-stopping rows, the bag's own split."""
-    if not owns_validation(est) or len(prep.val_idx) == 0:
-        return prep.train_idx, prep.val_idx
-    rows = fit_rows(prep)
-    stratified = est._task == "classification"
-    train, val = holdout_split(prep.target[rows], seed, est.val_fraction, stratified)
-    return rows[train], rows[val]
-
-
 def bag_members(est, prep: Prepared, n_bags: int) -> list[tuple]:
     """The k members of a bag (each an unfitted clone with ``n_bags=1`` carrying the bag's
-    prepared attributes) and their data: the bag's, with bootstrap rows and their own seed;
-    with ``bag_validation="own"`` also their own early-stopping rows (`member_holdout`)."""
+    prepared attributes) and their data: the bag's, with bootstrap rows and their own seed."""
     params = est.get_params(deep=False)
     shared = {k: v for k, v in vars(est).items() if k not in params}
     units = []
     for b in range(int(n_bags)):
-        train, val = member_holdout(est, prep, member_seed(prep.seed, b))
-        weights = prep.train_weight
-        if train is not prep.train_idx:  # its own rows: their weights, checked as a fit's
-            weights = None if prep.weight is None else prep.weight[train]
-            check_weighted_rows(est, prep.weight, prep.target, train, val)
-        seed, rows = bag_rows(prep.seed, b, train, weights)
+        seed, rows = bag_rows(prep.seed, b, prep.train_idx, prep.train_weight)
         member = clone(est).set_params(n_bags=1, random_state=seed)
         member.__dict__.update(shared)
         member.seed_ = seed
         member.bag_rows_ = rows
-        member.bag_val_rows_ = val
-        member._bag_id = id(est)  # which bag: its members may share the MLP's weights
+        member.bag_val_rows_ = prep.val_idx
         # drawn by weight, the rows train with unit weight (`weight` stays for the statistics)
-        data = dataclasses.replace(prep, train_idx=rows, val_idx=val, seed=seed, train_weight=None)
+        data = dataclasses.replace(prep, train_idx=rows, seed=seed, train_weight=None)
         units.append((member, data))
     est._bag = (prep, [m for m, _ in units])
     return units
@@ -154,8 +110,6 @@ def collect_bag(est) -> None:
     ``history_``: one history per member). A member whose training diverged (its
     ``diverged_``) makes the bag's: it keeps no model, ``diverged_`` names the member."""
     prep, members = est.__dict__.pop("_bag")
-    for member in members:
-        member.__dict__.pop("_bag_id", None)
     if not gather_members(est, members, lambda b: f"bag member {b} of {len(members)}"):
         return
     est.estimators_ = members

@@ -38,7 +38,6 @@ import pandas as pd
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from pilid import hyperparameters as hp
 from pilid.errors import PilidError
 from pilid.models.params import is_whole
 
@@ -64,7 +63,7 @@ MOSTLY_NUMBERS = 0.9
 
 #: How `InputMixin` codes a category not seen in fit (NaN is a missing value, +inf "unseen").
 UNSEEN_CODE = np.inf
-#: The level that ``min_frequency`` merges a column's infrequent levels into (shapes and
+#: The level a column's merged levels become (`InputMixin._merge_infrequent`; shapes and
 #: explanations show it by this name; ``infrequent_categories_`` lists what it holds).
 INFREQUENT_LEVEL = "(infrequent)"
 
@@ -400,28 +399,11 @@ class InputMixin:
         raise PilidError(f"X {' and '.join(parts)}; {fix}")
 
     def _merge_infrequent(self, X: pd.DataFrame) -> None:
-        """The lever ``min_frequency`` (`pilid.hyperparameters.LEVERS`; only the lever study
-        sets it) in scikit-learn's ``OneHotEncoder`` convention: the levels of a
-        category / string column with fewer fit rows than it (a whole number; a fraction in
-        (0, 1): of the fit rows) become one level, `INFREQUENT_LEVEL`, the last of
-        ``categories_[j]``; ``infrequent_categories_[j]`` lists them (only columns that have
-        such levels). A level with no fit row stays as it is (unseen: average contribution).
-        None: nothing merged."""
+        """Merge levels of the category / string columns of the fit frame `X` into one: none
+        (``infrequent_categories_`` is {}). A subclass that merges the levels of column j lists
+        them in ``infrequent_categories_[j]`` and ends ``categories_[j]`` with
+        `INFREQUENT_LEVEL`, whose code they then take at fit and at prediction."""
         self.infrequent_categories_ = {}
-        threshold = hp.lever(self, "min_frequency")
-        if threshold is None:
-            return
-        if not is_whole(threshold):  # a fraction of the fit rows
-            threshold = float(threshold) * X.shape[0]
-        for j, cats in self.categories_.items():
-            counts = X.iloc[:, j].value_counts(dropna=True)
-            seen = np.array([counts.get(c, 0) for c in cats])
-            rare = (seen > 0) & (seen < threshold)
-            if not rare.any():
-                continue
-            self.infrequent_categories_[j] = [c for c, r in zip(cats, rare) if r]
-            kept = [c for c, r in zip(cats, rare) if not r]
-            self.categories_[j] = [*kept, INFREQUENT_LEVEL]
 
     def _categorical_mask(self, auto: np.ndarray, n_features: int) -> np.ndarray:
         """Categorical columns: those of category/string dtype and `categorical_features`."""

@@ -20,9 +20,7 @@ together, and on few rows even then they lose to few pieces. Explicit pair terms
   loss; weighted by the sample weights): the rows ``val_fraction`` sets aside for early
   stopping and, for a bag, every training row through the members that missed it (out of bag,
   `out_of_bag`, as random forests estimate their error): never a test row. `shape_choice_`
-  lists them all; with the lever ``choice_members = k`` (`pilid.hyperparameters.LEVERS`) each
-  candidate's bag trains its first k members, they choose (their loss is the one listed), and
-  only the chosen candidate trains its other members (`first_members`, `more_members`);
+  lists them all;
 * with no such rows (``patience=None`` and one model) ``smoothness="auto"`` refuses in one line
   and ``pairs="auto"``, a default, takes no pair terms (`chooses`).
 """
@@ -37,9 +35,7 @@ import pandas as pd
 from scipy.special import log_expit, log_softmax
 from sklearn.base import clone
 
-from pilid import hyperparameters as hp
 from pilid.errors import PilidError
-from pilid.models import bagging
 from pilid.models.pair_choice import AUTO_PAIRS
 from pilid.nn.piecewise import fit_knots
 from pilid.train.batched import sample_rows
@@ -51,7 +47,6 @@ __all__ = [
     "candidate_members",
     "chooses",
     "collect",
-    "first_members",
     "has_rows_to_choose_on",
     "more_members",
     "pair_counts",
@@ -169,33 +164,13 @@ def candidate_members(est, prep) -> list[tuple]:
             data = dataclasses.replace(data, pairs=prep.pairs[: choice["pairs"]])
         members.append(member)
         bags.append(member._members(data))
-    first = first_members(est, members)
-    rest = []
-    if first is not None:  # each candidate's first members train; the chosen one's rest later
-        rest = [(member._bag[0], bag[first:]) for member, bag in zip(members, bags)]
-        bags = [bag[:first] for bag in bags]
-        for member in members:
-            member._bag = (member._bag[0], member._bag[1][:first])
-    est._candidates = (prep, members, rest)
+    est._candidates = (prep, members)
     return [unit for bag in bags for unit in bag]
 
 
-def first_members(est, members: list) -> int | None:
-    """How many of each candidate's bag members train before the choice: the lever
-    ``choice_members`` (`pilid.hyperparameters.LEVERS`; None, the neutral value: all of them),
-    where every candidate is a bag with more members than that (a regression or two classes:
-    K > 2 classes' candidates hold class members, which train whole)."""
-    first = hp.lever(est, "choice_members")
-    bags = [getattr(m, "_bag", (None, []))[1] for m in members]
-    if first is None or any(len(bag) <= first for bag in bags):
-        return None
-    return int(first)
-
-
 def more_members(est) -> list:
-    """`Trainable._more_members`: once the candidates' first members chose (``choice_members``,
-    `collect`), the chosen candidate's other members; else none."""
-    return est.__dict__.pop("_rest_of_chosen", [])
+    """`Trainable._more_members`: nothing (every candidate trains its whole bag at once)."""
+    return []
 
 
 def _row_loss(est, raw: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -210,16 +185,10 @@ def _row_loss(est, raw: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 def _bag_outputs(est):
     """The members of `est`'s bag: (their training rows, b -> member b's raw output of rows X),
-    or None for a single model. K > 2 classes: member b's K class logits (n, K), and only
-    with ``bag_validation="own"`` (with shared early-stopping rows those rows judge the
+    or None for a single model and for K > 2 classes (the shared early-stopping rows judge the
     K-class candidates, as they did before out-of-bag rows were read)."""
     if est._multiclass():
-        bags = est.class_estimators_
-        if not bagging.owns_validation(est) or not bags[0]._bagged():
-            return None
-        return bags[0].bag_rows_, lambda b, X: np.column_stack(
-            [bag.estimators_[b]._raw(X) for bag in bags]
-        )
+        return None
     members = getattr(est, "estimators_", None)
     if not members:
         return None
@@ -228,41 +197,34 @@ def _bag_outputs(est):
 
 def out_of_bag(est, prep) -> tuple[np.ndarray, np.ndarray]:
     """A bag's out-of-bag predictions of its rows (`pilid.models.bagging`): for each training
-    row (with ``bag_validation="own"``: each fit row, `pilid.models.bagging.fit_rows`) the mean
-    raw output of the members whose bootstrap sample missed it, as random forests estimate
-    their error. Returns (rows, raw) for the rows some member missed; none for a single model
-    or (with shared early-stopping rows) K > 2 classes."""
+    row the mean raw output of the members whose bootstrap sample missed it, as random forests
+    estimate their error. Returns (rows, raw) for the rows some member missed; none for a
+    single model or K > 2 classes."""
     bag = _bag_outputs(est)
     if bag is None:
         return np.arange(0), np.zeros(0)
     member_rows, raw_of = bag
-    train = bagging.fit_rows(prep) if bagging.owns_validation(est) else np.asarray(prep.train_idx)
-    train = sample_rows(train, prep.seed)
-    width = (len(train), len(est.classes_)) if est._multiclass() else len(train)
-    total, count = np.zeros(width), np.zeros(len(train))
+    train = sample_rows(np.asarray(prep.train_idx), prep.seed)
+    total, count = np.zeros(len(train)), np.zeros(len(train))
     for b, rows in enumerate(member_rows):
         missed = ~np.isin(train, rows)
         if missed.any():
             total[missed] += raw_of(b, prep.X[train[missed]])
             count[missed] += 1
     seen = count > 0
-    share = count[seen] if total.ndim == 1 else count[seen, None]
-    return train[seen], total[seen] / share
+    return train[seen], total[seen] / count[seen]
 
 
 def validation_loss(est, prep) -> float:
     """The fitted `est`'s loss on rows it did not train on: the rows held out for early stopping
-    (the whole model's prediction) and, for a bag, every training row out of bag (`out_of_bag`;
-    with ``bag_validation="own"`` no row is held out from every member, and every fit row out of
-    some members' bags counts instead); the (weighted) mean squared error of the standardised
-    target (regression) or the log loss of the classes; inf if it diverged."""
+    (the whole model's prediction) and, for a bag, every training row out of bag
+    (`out_of_bag`); the (weighted) mean squared error of the standardised target (regression)
+    or the log loss of the classes; inf if it diverged."""
     if getattr(est, "diverged_", None):
         return float("inf")
     oob_rows, oob_raw = out_of_bag(est, prep)
-    held = sample_rows(prep.val_idx, prep.seed)  # rows no member trained on, unless each
-    # member held out its own (a large table's: a sample, as the training rows out of bag)
-    if bagging.owns_validation(est) and _bag_outputs(est) is not None:
-        held = np.arange(0)
+    held = sample_rows(prep.val_idx, prep.seed)  # rows no member trained on (a large table's:
+    # a sample, as the training rows out of bag)
     rows = np.concatenate([held, oob_rows]).astype(np.int64)
     raw = est._raw(prep.X[held]) if len(held) else np.zeros((0, *np.shape(oob_raw)[1:]))
     if len(oob_rows):
@@ -277,21 +239,13 @@ def collect(est) -> None:
     candidate gathers its members, and the estimator takes the fitted attributes of the one with
     the lower validation loss (the first on a tie; one that diverged only if all did), plus
     ``shape_choice_``: per candidate ``gamma``, ``smoothness``, ``pairs`` (how many pair
-    terms), ``val_loss``, ``chosen``. With ``choice_members`` (`first_members`) it runs twice:
-    after the candidates' first members (the choice; the chosen one's other members train
-    next, `more_members`), then after those (the chosen candidate's whole bag)."""
-    chosen = est.__dict__.pop("_chosen", None)
-    if chosen is not None:  # the chosen candidate's other members have trained: its whole bag
-        chosen._collect()
-        _take_fitted(est, chosen)
-        return
-    prep, members, rest = est.__dict__.pop("_candidates")
+    terms), ``val_loss``, ``chosen``."""
+    prep, members = est.__dict__.pop("_candidates")
     losses = []
     for member in members:
         member._collect()
         losses.append(validation_loss(member, prep))
     best = int(np.argmin(losses))
-    chosen = members[best]
     choice = pd.DataFrame(
         {
             "gamma": [m.gamma_ for m in members],
@@ -301,12 +255,7 @@ def collect(est) -> None:
             "chosen": [i == best for i in range(len(members))],
         }
     )
-    if rest and not getattr(chosen, "diverged_", None):  # its other members train next
-        bag_prep, others = rest[best]
-        chosen._bag = (bag_prep, [*chosen.estimators_, *(m for m, _ in others)])
-        est._chosen, est._rest_of_chosen = chosen, others
-    else:
-        _take_fitted(est, chosen)
+    _take_fitted(est, members[best])
     est.shape_choice_ = choice
 
 

@@ -16,12 +16,10 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from pilid import hyperparameters as hp
 from pilid.device import cpu_threads, resolve_device
 from pilid.errors import PilidError, TrainingDivergedError, TrainingDivergedWarning
 from pilid.nn.additive import AdditiveEnsemble, difference_penalty
 from pilid.nn.ensemble import PiLiDEnsemble
-from pilid.nn.mlp import fold_adapters
 from pilid.nn.pairs import DeepWithPairs, PairTerms, coarse_pieces
 from pilid.nn.piecewise import compact_layout, phi_compact
 from pilid.parallel import torch_threads
@@ -210,19 +208,6 @@ def _unstack(est: Trainable, model: PiLiDEnsemble, t: int, prep: Prepared) -> Pi
     return out.eval()
 
 
-def deep_share_groups(ests: list[Trainable]) -> list | None:
-    """Each trial's group for an MLP whose weights a bag's members share (the lever
-    ``deep_ensemble="shared"``, `pilid.hyperparameters.LEVERS`): a bag's members form a group,
-    any other trial one of its own; None (every trial its own MLP) with the lever at
-    "independent" or without a bag."""
-    if hp.lever(ests[0], "deep_ensemble") != "shared":
-        return None
-    groups = [getattr(est, "_bag_id", None) for est in ests]
-    if all(g is None for g in groups):
-        return None
-    return [("bag", g) if g is not None else ("trial", t) for t, g in enumerate(groups)]
-
-
 def _fit_group(
     ests: list[Trainable],
     preps: list[Prepared],
@@ -254,14 +239,9 @@ def _fit_group(
             cfg = replace(cfg, neighbours=neighbour_pieces(preps, *layout))
             roughness = difference_penalty(cfg.neighbours, cfg.smoothness)
         additive = _build_additive(est0, preps, sample, layout, roughness, large, starts)
-    share = deep_share_groups(ests)
-    deep = est0._build_deep(
-        deep_width(preps[0]), seeds, **({} if share is None else {"share": share})
-    )
-    deep = with_pairs(deep, preps)  # `deep_columns`
+    deep = with_pairs(est0._build_deep(deep_width(preps[0]), seeds), preps)  # `deep_columns`
     model = PiLiDEnsemble(additive, deep, T).to(device)
     result = train_ensemble(model, data, est0._phases(), cfg, seeds)
-    fold_adapters(model)  # a shared MLP becomes each member's own (the same outputs)
     # Read-only: the trained model's loss on its training rows (eval mode, no random draws).
     final = evaluate_loss(
         model, sample.x, sample.phi, sample.y, est0._task, classes=cfg.classes, weights=sample.w

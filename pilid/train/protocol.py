@@ -45,8 +45,9 @@ class Prepared:
     #: Explicit pair terms (`pilid.nn.pairs`): the feature indices of each pair, (K, 2), added
     #: to the deep part on the grid of `knots`; None: none (the paper's model).
     pairs: np.ndarray | None = None
-    #: Numeric features the deep part sees piecewise-linearly encoded (`deep_input`; PiLiD's
-    #: ``deep_bins``): pairs (feature j, its bin edges); None: each as one standardised column.
+    #: Numeric features the deep part sees piecewise-linearly encoded (`deep_input`, on bin
+    #: edges such as `pilid.train.encoding.quantile_bins`): pairs (feature j, its bin edges);
+    #: None: each as one standardised column (the estimators of the library set none).
     bins: tuple[tuple[int, np.ndarray], ...] | None = None
 
 
@@ -69,9 +70,10 @@ class Trainable:
       (trial t's slice initialised from ``seeds[t]`` alone); ``forward(x (T, B, m)) -> (T, B)``
       (``n_features`` is `deep_width`: m, a one-hot feature's levels instead of its one
       column, plus a missing indicator per feature with NaN)
-      (``forward(x, phi)`` when the module has ``uses_phi = True``); with the keyword
-      ``share`` (each trial's group; only an estimator whose ``deep_ensemble`` lever is
-      "shared" is asked) the trials of a group share the weights (`pilid.nn.mlp.EnsembleMLP`).
+      (``forward(x, phi)`` when the module has ``uses_phi = True``); every parameter and
+      buffer has the trials as its first dimension, trial t's slice read by trial t alone
+      after training (`pilid.train.batched` copies it into the trial's T=1 module, built by
+      the same hook from ``[seeds[t]]``).
     * ``_phases() -> list[Phase]``: the training schedule.
     * ``_train_config(n_trials) -> TrainConfig``: optimiser, penalties and the extra loss.
     * ``_finalize(prep)``, ``_after_fit()``: fitted attributes once ``module_`` (the T=1 module,
@@ -80,8 +82,8 @@ class Trainable:
       itself on its own data; a bag, `pilid.models.bagging`, gives its members, each with its
       own rows and seed, and they train as trials of the same ensemble); ``_collect()`` runs
       once they are all fitted (default nothing); ``_more_members()`` then gives what trains
-      next, its ``_collect()`` running again once that is fitted (default nothing: a choice
-      among candidates that trained part of their bags trains the rest of the chosen one's).
+      next, its ``_collect()`` running again once that is fitted (default nothing; e.g. what an
+      estimator decided on the units it trained first asks for more).
     """
 
     _task = "regression"

@@ -1,0 +1,218 @@
+"""The levers of a bag (`pilid.models.bagging`) and of the choice among candidates
+(`pilid.models.shape_choice`): ``bag_validation="own"`` and ``choice_members``.
+
+* ``bag_validation="own"``: member b first holds out its own rows for early stopping
+  (`member_holdout`: ``val_fraction`` of all the fit rows, `fit_rows`, drawn from its seed as
+  `pilid.train.validation.holdout_split` draws a single model's) and draws its bootstrap sample
+  from the rest (`bag_members`), as each of EBM's outer bags holds out its own validation rows:
+  no row is left out of every member's training. A choice among candidates (``pairs="auto"``,
+  ``smoothness="auto"``) then reads every fit row out of some members' bags (`out_of_bag`,
+  `validation_loss`) instead of the shared held-out rows, which no longer exist; with K > 2
+  classes too (their candidates' class members are bags).
+* ``choice_members = k``: each candidate's bag trains its first k members
+  (`split_first_members`), they choose (their loss is the one ``shape_choice_`` lists), and only
+  the chosen candidate trains its other members (`collect`, then the estimator's
+  ``_more_members``): a bag of the chosen candidate whose members are those of a full bag.
+
+Each is the library's computation with the lever's change and nothing else (`collect` is
+`pilid.models.shape_choice.collect` with the two steps of ``choice_members``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+
+from pilid.models import shape_choice
+from pilid.models.bagging import bag_rows, member_seed
+from pilid.models.sample_weight import check_weighted_rows
+from pilid.train import Prepared
+from pilid.train.batched import sample_rows
+from pilid.train.validation import holdout_split
+
+__all__ = [
+    "bag_members",
+    "collect",
+    "fit_rows",
+    "member_holdout",
+    "out_of_bag",
+    "owns_validation",
+    "split_first_members",
+    "validation_loss",
+]
+
+
+def owns_validation(est) -> bool:
+    """Does each member of `est`'s bag hold out its own early-stopping rows?"""
+    return getattr(est, "bag_validation", "shared") == "own"
+
+
+def fit_rows(prep: Prepared) -> np.ndarray:
+    """Every row that trains or validates (sorted): the rows a bag's members draw from."""
+    return np.union1d(prep.train_idx, prep.val_idx).astype(np.int64)
+
+
+def member_holdout(est, prep: Prepared, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The member of seed `seed`'s own split of the fit rows (`fit_rows`) into rows to draw
+    its bootstrap from and rows held out for its early stopping, as `holdout_split` splits for
+    a single model (``val_fraction`` of the rows, stratified by class), from the member's seed;
+    without early-stopping rows, the bag's own split."""
+    if len(prep.val_idx) == 0:
+        return prep.train_idx, prep.val_idx
+    rows = fit_rows(prep)
+    stratified = est._task == "classification"
+    train, val = holdout_split(prep.target[rows], seed, est.val_fraction, stratified)
+    return rows[train], rows[val]
+
+
+def bag_members(est, prep: Prepared, n_bags: int) -> list[tuple]:
+    """`pilid.models.bagging.bag_members` with each member's own early-stopping rows
+    (`member_holdout`): the k members (unfitted clones with ``n_bags=1`` carrying the bag's
+    prepared attributes) and their data, the bag's with their bootstrap rows, their
+    early-stopping rows and their own seed."""
+    params = est.get_params(deep=False)
+    shared = {k: v for k, v in vars(est).items() if k not in params}
+    units = []
+    for b in range(int(n_bags)):
+        train, val = member_holdout(est, prep, member_seed(prep.seed, b))
+        weights = prep.train_weight
+        if train is not prep.train_idx:  # its own rows: their weights, checked as a fit's
+            weights = None if prep.weight is None else prep.weight[train]
+            check_weighted_rows(est, prep.weight, prep.target, train, val)
+        seed, rows = bag_rows(prep.seed, b, train, weights)
+        member = clone(est).set_params(n_bags=1, random_state=seed)
+        member.__dict__.update(shared)
+        member.seed_ = seed
+        member.bag_rows_ = rows
+        member.bag_val_rows_ = val
+        # drawn by weight, the rows train with unit weight (`weight` stays for the statistics)
+        data = dataclasses.replace(prep, train_idx=rows, val_idx=val, seed=seed, train_weight=None)
+        units.append((member, data))
+    est._bag = (prep, [m for m, _ in units])
+    return units
+
+
+# -- the choice among candidates ------------------------------------------------------------------
+def _bag_outputs(est):
+    """The members of `est`'s bag: (their training rows, b -> member b's raw output of rows X),
+    or None for a single model. K > 2 classes: member b's K class logits (n, K)."""
+    if est._multiclass():
+        bags = est.class_estimators_
+        if not bags[0]._bagged():
+            return None
+        return bags[0].bag_rows_, lambda b, X: np.column_stack(
+            [bag.estimators_[b]._raw(X) for bag in bags]
+        )
+    members = getattr(est, "estimators_", None)
+    if not members:
+        return None
+    return est.bag_rows_, lambda b, X: members[b]._raw(X)
+
+
+def out_of_bag(est, prep) -> tuple[np.ndarray, np.ndarray]:
+    """A bag's out-of-bag predictions of the fit rows (`fit_rows`): for each, the mean raw
+    output of the members whose bootstrap sample missed it. Returns (rows, raw) for the rows
+    some member missed; none for a single model."""
+    bag = _bag_outputs(est)
+    if bag is None:
+        return np.arange(0), np.zeros(0)
+    member_rows, raw_of = bag
+    train = sample_rows(fit_rows(prep), prep.seed)
+    width = (len(train), len(est.classes_)) if est._multiclass() else len(train)
+    total, count = np.zeros(width), np.zeros(len(train))
+    for b, rows in enumerate(member_rows):
+        missed = ~np.isin(train, rows)
+        if missed.any():
+            total[missed] += raw_of(b, prep.X[train[missed]])
+            count[missed] += 1
+    seen = count > 0
+    share = count[seen] if total.ndim == 1 else count[seen, None]
+    return train[seen], total[seen] / share
+
+
+def validation_loss(est, prep) -> float:
+    """The fitted candidate `est`'s loss on rows it did not train on: with
+    ``bag_validation="own"`` every fit row out of some members' bags (`out_of_bag`; a single
+    model: the rows held out for early stopping), else the library's
+    (`pilid.models.shape_choice.validation_loss`)."""
+    if not owns_validation(est) or getattr(est, "diverged_", None):
+        return shape_choice.validation_loss(est, prep)
+    if _bag_outputs(est) is None:  # one model: its rows held out, as the library reads them
+        return shape_choice.validation_loss(est, prep)
+    rows, raw = out_of_bag(est, prep)
+    loss = shape_choice._row_loss(est, raw, prep.target[rows])
+    weight = None if prep.weight is None else prep.weight[rows]
+    return float(np.average(loss, weights=weight))
+
+
+def first_members(est, members: list) -> int | None:
+    """How many of each candidate's bag members train before the choice: ``choice_members``
+    (None: all of them), where every candidate is a bag with more members than that (a
+    regression or two classes: K > 2 classes' candidates hold class members, which train
+    whole)."""
+    first = getattr(est, "choice_members", None)
+    bags = [getattr(m, "_bag", (None, []))[1] for m in members]
+    if first is None or any(len(bag) <= first for bag in bags):
+        return None
+    return int(first)
+
+
+def split_first_members(est, units: list) -> list:
+    """The units of `pilid.models.shape_choice.candidate_members` (`units`, each candidate's in
+    turn) cut to each candidate's first ``choice_members`` members (`first_members`); the rest
+    is kept in ``est._candidates`` for the chosen candidate (`collect`). Unchanged where every
+    member trains before the choice."""
+    prep, members = est._candidates[:2]
+    first = first_members(est, members)
+    if first is None:
+        return units
+    bags, start = [], 0
+    for member in members:
+        size = len(member._bag[1])
+        bags.append(units[start : start + size])
+        start += size
+    rest = [(member._bag[0], bag[first:]) for member, bag in zip(members, bags)]
+    for member in members:
+        member._bag = (member._bag[0], member._bag[1][:first])
+    est._candidates = (prep, members, rest)
+    return [unit for bag in bags for unit in bag[:first]]
+
+
+def collect(est) -> None:
+    """`pilid.models.shape_choice.collect` with the levers: each candidate gathers its
+    members, the one of lower `validation_loss` is kept (the first on a tie) and
+    ``shape_choice_`` lists them. With ``choice_members`` it runs twice: after the candidates'
+    first members (the choice; the chosen one's other members train next, ``_more_members``),
+    then after those (the chosen candidate's whole bag)."""
+    chosen = est.__dict__.pop("_chosen", None)
+    if chosen is not None:  # the chosen candidate's other members have trained: its whole bag
+        chosen._collect()
+        shape_choice._take_fitted(est, chosen)
+        return
+    prep, members, *rest = est.__dict__.pop("_candidates")
+    rest = rest[0] if rest else []  # each candidate's members left to train (`choice_members`)
+    losses = []
+    for member in members:
+        member._collect()
+        losses.append(validation_loss(member, prep))
+    best = int(np.argmin(losses))
+    chosen = members[best]
+    choice = pd.DataFrame(
+        {
+            "gamma": [m.gamma_ for m in members],
+            "smoothness": [m.smoothness_ for m in members],
+            "pairs": [len(getattr(m, "pairs_", [])) for m in members],
+            "val_loss": losses,
+            "chosen": [i == best for i in range(len(members))],
+        }
+    )
+    if rest and not getattr(chosen, "diverged_", None):  # its other members train next
+        bag_prep, others = rest[best]
+        chosen._bag = (bag_prep, [*chosen.estimators_, *(m for m, _ in others)])
+        est._chosen, est._rest_of_chosen = chosen, others
+    else:
+        shape_choice._take_fitted(est, chosen)
+    est.shape_choice_ = choice

@@ -1,0 +1,300 @@
+"""PiLiD with the levers measured on the development suite and not adopted, as parameters.
+
+`LEVERS` declares them as `pilid.hyperparameters` declares PiLiD's own (`Hyperparameter`: name,
+neutral value, valid values, a line of what it does); they are no parameters of the library's
+estimators and no config keys. `PiLiDLeverRegressor` / `PiLiDLeverClassifier` take PiLiD's
+parameters and the levers (an explicit ``__init__``, so that scikit-learn's ``get_params``,
+``clone`` and the check of `_parameter_constraints` see them), and at every lever's neutral
+value compute what `pilid.PiLiDRegressor` / `pilid.PiLiDClassifier` compute: each lever is an
+override of one of the hooks the training engine calls (`pilid.train.protocol.Trainable`), which
+hands on to PiLiD's own where the lever is neutral.
+
+* ``schedule="additive_first"`` and ``lr_decay``: `_phases` (the trainer's `Phase`).
+* ``deep_bins``: `_prepare` sets `Prepared.bins`, the quantile bins of the numeric features the
+  MLP sees (`pilid.train.encoding.quantile_bins`, Gorishniy et al., NeurIPS 2022's encoding);
+  the fitted ``deep_bins_`` carries them to prediction and export.
+* ``min_frequency``: `_merge_infrequent` (scikit-learn's ``OneHotEncoder`` convention).
+* ``bag_validation="own"`` and ``choice_members``: `_members`, `_collect`, `_more_members`
+  (`studies._levers.bags`).
+* ``deep_ensemble="shared"``: `_members` marks a bag's members, `_build_deep` gives them
+  BatchEnsemble's MLP and `_finalize` folds it into each member's plain MLP
+  (`studies._levers.shared_mlp`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from pilid import PiLiDClassifier, PiLiDRegressor
+from pilid import hyperparameters as hp
+from pilid.estimators.pilid import PiLiDBase
+from pilid.models import multiclass, shape_choice
+from pilid.models.inputs import INFREQUENT_LEVEL
+from pilid.models.params import is_whole, sklearn_constraints
+from pilid.train import Phase
+from pilid.train.encoding import quantile_bins
+from studies._levers import bags
+from studies._levers.shared_mlp import SHARED_BAG, SharedEnsembleMLP, bag_groups, fold_module
+
+__all__ = ["LEVERS", "PiLiDLeverClassifier", "PiLiDLeverRegressor", "with_levers"]
+
+#: The levers measured on the development suite and not adopted. ``default`` is the neutral
+#: value: the computation without the lever, PiLiD's.
+LEVERS: tuple[hp.Hyperparameter, ...] = (
+    hp.Hyperparameter(
+        name="schedule",
+        default="joint",
+        constraint=(hp.OneOf(("joint", "additive_first")),),
+        where="none",
+        doc="'joint': Algorithm 1; 'additive_first': the additive part alone, then both",
+    ),
+    hp.Hyperparameter(
+        name="lr_decay",
+        default=None,
+        constraint=(hp.Reals(0, 1, "neither"), None),
+        where="none",
+        doc="a refining phase at lr * lr_decay after early stopping (None: none)",
+    ),
+    hp.Hyperparameter(
+        name="bag_validation",
+        default="shared",
+        constraint=(hp.OneOf(("shared", "own")),),
+        where="none",
+        doc="a bag's early-stopping rows: shared by its members, or each member's own",
+    ),
+    hp.Hyperparameter(
+        name="deep_bins",
+        default=None,
+        constraint=(hp.Integers(2), None),
+        where="none",
+        doc="the MLP's numeric inputs piecewise-linear on b quantile bins (None: standardised)",
+    ),
+    hp.Hyperparameter(
+        name="deep_ensemble",
+        default="independent",
+        constraint=(hp.OneOf(("independent", "shared")),),
+        where="none",
+        doc="a bag's MLPs: one per member, or one shared with per-member adapters (TabM's)",
+    ),
+    hp.Hyperparameter(
+        name="min_frequency",
+        default=None,
+        constraint=(hp.Integers(1), hp.Reals(0, 1, "neither"), None),
+        where="none",
+        doc="a category's levels with fewer fit rows merged into one (None: none)",
+    ),
+    hp.Hyperparameter(
+        name="choice_members",
+        default=None,
+        constraint=(hp.Integers(1), None),
+        where="none",
+        doc="a bag's members each candidate trains before the choice (None: all of them)",
+    ),
+)
+_LEVER = hp.defaults(LEVERS)
+_PILID = hp.defaults(hp.PILID)
+
+
+class _Levers:
+    """The levers (`LEVERS`) as parameters besides PiLiD's, and the hooks they change."""
+
+    _parameter_constraints = {
+        **PiLiDBase._parameter_constraints,
+        **sklearn_constraints(LEVERS),
+    }
+
+    def __init__(  # PiLiD's parameters (`pilid.hyperparameters.PILID`), then the levers
+        self,
+        gamma=_PILID["gamma"],
+        knots=_PILID["knots"],
+        init=_PILID["init"],
+        hidden_layers=_PILID["hidden_layers"],
+        sigma=_PILID["sigma"],
+        reg=_PILID["reg"],
+        lam=_PILID["lam"],
+        reg_groups=_PILID["reg_groups"],
+        purify=_PILID["purify"],
+        lr=_PILID["lr"],
+        epochs=_PILID["epochs"],
+        batch_size=_PILID["batch_size"],
+        optimizer=_PILID["optimizer"],
+        patience=_PILID["patience"],
+        val_fraction=_PILID["val_fraction"],
+        random_state=_PILID["random_state"],
+        device=_PILID["device"],
+        categorical_features=_PILID["categorical_features"],
+        verbose=_PILID["verbose"],
+        n_bags=_PILID["n_bags"],
+        monotone_constraints=_PILID["monotone_constraints"],
+        deep_categorical=_PILID["deep_categorical"],
+        smoothness=_PILID["smoothness"],
+        pairs=_PILID["pairs"],
+        *,
+        schedule=_LEVER["schedule"],
+        lr_decay=_LEVER["lr_decay"],
+        bag_validation=_LEVER["bag_validation"],
+        deep_bins=_LEVER["deep_bins"],
+        deep_ensemble=_LEVER["deep_ensemble"],
+        min_frequency=_LEVER["min_frequency"],
+        choice_members=_LEVER["choice_members"],
+    ):
+        super().__init__(
+            gamma=gamma,
+            knots=knots,
+            init=init,
+            hidden_layers=hidden_layers,
+            sigma=sigma,
+            reg=reg,
+            lam=lam,
+            reg_groups=reg_groups,
+            purify=purify,
+            lr=lr,
+            epochs=epochs,
+            batch_size=batch_size,
+            optimizer=optimizer,
+            patience=patience,
+            val_fraction=val_fraction,
+            random_state=random_state,
+            device=device,
+            categorical_features=categorical_features,
+            verbose=verbose,
+            n_bags=n_bags,
+            monotone_constraints=monotone_constraints,
+            deep_categorical=deep_categorical,
+            smoothness=smoothness,
+            pairs=pairs,
+        )
+        self.schedule = schedule
+        self.lr_decay = lr_decay
+        self.bag_validation = bag_validation
+        self.deep_bins = deep_bins
+        self.deep_ensemble = deep_ensemble
+        self.min_frequency = min_frequency
+        self.choice_members = choice_members
+
+    # -- schedule, lr_decay ----------------------------------------------------------------------
+    def _phases(self) -> list[Phase]:
+        """Algorithm 1's one phase, or with ``schedule="additive_first"`` the additive part
+        alone first (the MLP held at its zero output, ``deep.`` frozen), then both, keeping
+        the joint weights only where they beat the additive-only validation loss
+        (``keep_best``); with ``lr_decay``, then a refining phase from the best weights at
+        ``lr * lr_decay`` that keeps only what beats them."""
+        if self.schedule != "additive_first" or self.hidden_layers is None:
+            phases = super()._phases()
+        else:
+            phases = [
+                Phase("additive", int(self.epochs), frozen=("deep.",)),
+                Phase("joint", int(self.epochs), keep_best=True),
+            ]
+        if self.lr_decay is not None:
+            phases.append(Phase("refine", int(self.epochs), keep_best=True, lr_scale=self.lr_decay))
+        return phases
+
+    # -- deep_bins -------------------------------------------------------------------------------
+    def _prepare(self, X, y, sample_weight=None):
+        """PiLiD's `_prepare`, then with ``deep_bins``: `Prepared.bins`, the `quantile_bins` of
+        the numeric features without a monotone constraint (those the deep part sees) on the
+        fit rows of weight > 0 (unweighted quantiles)."""
+        prep = super()._prepare(X, y, sample_weight)
+        if self.deep_bins is None:
+            return prep
+        rows = prep.X if prep.weight is None else prep.X[prep.weight > 0]
+        seen = ~np.asarray(self.categorical_, dtype=bool) & np.isfinite(prep.x_scale)
+        found = quantile_bins(rows, self.deep_bins, np.flatnonzero(seen))
+        return dataclasses.replace(prep, bins=found) if found else prep
+
+    # -- min_frequency ---------------------------------------------------------------------------
+    def _merge_infrequent(self, X) -> None:
+        """With ``min_frequency`` (scikit-learn's ``OneHotEncoder`` convention): the levels of
+        a category / string column with fewer fit rows than it (a whole number; a fraction in
+        (0, 1): of the fit rows) become one level, `INFREQUENT_LEVEL`, the last of
+        ``categories_[j]``; ``infrequent_categories_[j]`` lists them (only columns that have
+        such levels). A level with no fit row stays as it is (unseen: average contribution)."""
+        super()._merge_infrequent(X)
+        threshold = self.min_frequency
+        if threshold is None:
+            return
+        if not is_whole(threshold):  # a fraction of the fit rows
+            threshold = float(threshold) * X.shape[0]
+        for j, cats in self.categories_.items():
+            counts = X.iloc[:, j].value_counts(dropna=True)
+            seen = np.array([counts.get(c, 0) for c in cats])
+            rare = (seen > 0) & (seen < threshold)
+            if not rare.any():
+                continue
+            self.infrequent_categories_[j] = [c for c, r in zip(cats, rare) if r]
+            kept = [c for c, r in zip(cats, rare) if not r]
+            self.categories_[j] = [*kept, INFREQUENT_LEVEL]
+
+    # -- bag_validation, choice_members, deep_ensemble -------------------------------------------
+    def _members(self, prep) -> list:
+        """PiLiD's members, with ``bag_validation="own"`` a bag's from `bags.bag_members`;
+        with ``choice_members`` each candidate's first members (`bags.split_first_members`);
+        with ``deep_ensemble="shared"`` a bag's members carry their bag's seeds
+        (`SHARED_BAG`)."""
+        own_bag = (
+            bags.owns_validation(self)
+            and int(self.n_bags) > 1
+            and not shape_choice.chooses(self, prep)
+            and not (multiclass.is_multiclass(self) and not hasattr(self, "_class_index"))
+        )
+        if own_bag:
+            units = bags.bag_members(self, prep, int(self.n_bags))
+        else:
+            units = super()._members(prep)
+        if "_candidates" in self.__dict__ and self.choice_members is not None:
+            units = bags.split_first_members(self, units)
+        if self.deep_ensemble == "shared" and "_bag" in self.__dict__:
+            members = self._bag[1]
+            seeds = tuple(m.seed_ for m in members)
+            for member in members:
+                setattr(member, SHARED_BAG, seeds)
+        return units
+
+    def _collect(self) -> None:
+        """PiLiD's, with a bag's members' `SHARED_BAG` dropped and, where a lever changes the
+        choice among candidates, `bags.collect`."""
+        if "_bag" in self.__dict__:
+            for member in self._bag[1]:
+                member.__dict__.pop(SHARED_BAG, None)
+        choosing = "_candidates" in self.__dict__ or "_chosen" in self.__dict__
+        if choosing and (bags.owns_validation(self) or self.choice_members is not None):
+            bags.collect(self)
+            return
+        super()._collect()
+
+    def _more_members(self) -> list:
+        """Once the candidates' first members chose (``choice_members``), the chosen
+        candidate's other members; else PiLiD's."""
+        return self.__dict__.pop("_rest_of_chosen", None) or super()._more_members()
+
+    def _build_deep(self, n_features: int, seeds, **kwargs):
+        """With ``deep_ensemble="shared"`` and a bag's members (`bag_groups`), BatchEnsemble's
+        MLP (`SharedEnsembleMLP`); else PiLiD's."""
+        groups = bag_groups(self, seeds) if self.deep_ensemble == "shared" else None
+        if groups is None or self.hidden_layers is None:
+            return super()._build_deep(n_features, seeds, **kwargs)
+        return SharedEnsembleMLP(n_features, self.hidden_layers, self.sigma, seeds, groups)
+
+    def _finalize(self, prep) -> None:
+        """A shared MLP folded into the member's plain MLP (`fold_module`), then PiLiD's."""
+        fold_module(self.module_)
+        super()._finalize(prep)
+
+
+class PiLiDLeverRegressor(_Levers, PiLiDRegressor):
+    """`pilid.PiLiDRegressor` with the levers of `LEVERS` as keyword-only parameters (each at
+    its neutral value by default: PiLiD's fit)."""
+
+
+class PiLiDLeverClassifier(_Levers, PiLiDClassifier):
+    """`pilid.PiLiDClassifier` with the levers of `LEVERS` as keyword-only parameters (each at
+    its neutral value by default: PiLiD's fit)."""
+
+
+def with_levers(cls: type) -> type:
+    """The class of `pilid.PiLiDRegressor` or `pilid.PiLiDClassifier` (`cls`) that takes the
+    levers of `LEVERS` as parameters."""
+    return {PiLiDRegressor: PiLiDLeverRegressor, PiLiDClassifier: PiLiDLeverClassifier}[cls]
