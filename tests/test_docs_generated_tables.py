@@ -189,6 +189,33 @@ def test_rows_of_another_lever_csv_join_only_where_the_frame_has_none():
         study_tables.with_rows(mine, other, [])
 
 
+def test_the_lever_knobs_are_the_studies_levers_with_the_variants_that_set_them():
+    """``lever-knobs``: one row per lever of ``studies._levers.LEVERS`` (the studies', not the
+    library's), its neutral value, its valid values in words and the variants of the study that
+    set it with their tables in the CSV, counted here by hand."""
+    from studies import lever_study
+    from studies._levers import LEVERS
+
+    bins = "gamma40_smooth_rows_lam_rows_pairs_auto_bins8"
+    levers = pd.DataFrame(
+        [(bins, "a", 0), (bins, "b", 0), (bins, "b", 1), ("defaults", "a", 0)],
+        columns=["variant", "table", "split"],
+    )
+    table = study_tables.lever_knobs(levers)
+    assert [row[0] for row in table.rows] == [p.name for p in LEVERS]
+    rows = {row[0]: row for row in table.rows}
+    assert rows["deep_bins"][1:4] == [
+        "None",
+        "a whole number in [2, inf); None",
+        next(p.doc for p in LEVERS if p.name == "deep_bins"),
+    ]
+    assert rows["deep_bins"][4] == f"{bins} (2)"
+    assert rows["schedule"][1:3] == ["'joint'", "'joint' or 'additive_first'"]
+    assert rows["lr_decay"][2] == "a number in (0, 1); None"
+    setting = [v for v, (params, _) in lever_study.VARIANTS.items() if "schedule" in params]
+    assert rows["schedule"][4] == ", ".join(f"{v} (0)" for v in setting) and len(setting) == 6
+
+
 def test_tables_keeps_the_rows_of_those_tables_and_names_one_the_csv_lacks():
     frame = pd.DataFrame(
         {"variant": ["a", "a", "b"], "table": ["t1", "t2", "t1"], "split": [0, 0, 0]}

@@ -12,7 +12,8 @@ time, so that no number on a page is typed twice.
 Views and their options: ``pivot`` (``:index:``, ``:columns:``, ``:values:``, ``:aggregate:``,
 ``:query:``, ``:size:``, ``:digits:``), ``suite-summary``, ``suite-criterion``, ``suite-verdict``,
 ``drift`` and ``drift-verdict`` (``:against:`` a rerun, ``:names:`` ``first; second``),
-``lever-variants``, ``lever-counts``, ``lever-ranks``, ``lever-means``, ``defaults-change``
+``lever-variants``, ``lever-knobs`` (the levers of ``studies._levers.LEVERS`` and the variants
+that set them), ``lever-counts``, ``lever-ranks``, ``lever-means``, ``defaults-change``
 (``:suite:`` the peers' CSV; ``:splits:``, ``:variants:``), ``lever-seed`` (``:splits:``,
 ``:variants:``, ``:baseline:`` a variant and its refit with the seed + 1000 instead of the
 baseline defaults, ``lever_study.BASELINE_VARIANT``). A lever view takes ``:with:`` another

@@ -309,6 +309,42 @@ def lever_variants(levers: pd.DataFrame) -> Table:
     return Table(header, rows)
 
 
+def _constraint_words(rule) -> str:
+    """A constraint of a `pilid.hyperparameters.Hyperparameter` (`Integers`, `Reals`, `OneOf`,
+    None) in words."""
+    if rule is None:
+        return "None"
+    kind = type(rule).__name__
+    if kind == "OneOf":
+        return " or ".join(repr(o) for o in rule.options)
+    if kind in ("Integers", "Reals"):
+        noun = "a whole number" if kind == "Integers" else "a number"
+        left = "[" if rule.closed in ("left", "both") else "("
+        right = "]" if rule.closed in ("right", "both") else ")"
+        low = "-inf" if rule.low is None else rule.low
+        high = "inf" if rule.high is None else rule.high
+        return f"{noun} in {left}{low}, {high}{right}"
+    return str(rule)
+
+
+def lever_knobs(levers: pd.DataFrame) -> Table:
+    """The levers that needed a knob PiLiD does not have (``studies._levers.LEVERS``, declared
+    in the studies, not the library): each one's neutral value (the fit without it), its valid
+    values, what it does, and the variants of ``lever_study.VARIANTS`` that set it, each with the
+    tables it has rows on in the CSV (0: its rows are in another of the study's CSVs)."""
+    study = script("lever_study")
+    knobs = importlib.import_module("studies._levers").LEVERS
+    tables = levers.groupby("variant")["table"].nunique()
+    header = ["lever", "neutral value", "valid values", "what it does", "variants (tables)"]
+    rows = []
+    for knob in knobs:
+        variants = [v for v, (params, _) in study.VARIANTS.items() if knob.name in params]
+        shown = ", ".join(f"{v} ({int(tables.get(v, 0))})" for v in variants) or "--"
+        words = "; ".join(_constraint_words(rule) for rule in knob.constraint)
+        rows.append([knob.name, repr(knob.default), words, knob.doc, shown])
+    return Table(header, rows)
+
+
 def lever_counts(
     levers: pd.DataFrame, suite: pd.DataFrame, splits=(), variants=(), fit_seconds: bool = True
 ) -> Table:
@@ -438,6 +474,7 @@ VIEWS = (
     "drift",
     "drift-verdict",
     "lever-variants",
+    "lever-knobs",
     "lever-counts",
     "lever-ranks",
     "lever-seed",
@@ -530,6 +567,8 @@ def build(view: str, path: str, options: dict) -> Table:
         return drift_verdict(frame, other("against"), names)
     if view == "lever-variants":
         return lever_variants(frame)
+    if view == "lever-knobs":
+        return lever_knobs(frame)
     if view == "lever-counts":
         return lever_counts(frame, other("suite"), splits, variants)
     if view == "lever-ranks":
