@@ -17,10 +17,12 @@
    part's input (`pilid.train.encoding.deep_input`: standardised values, one-hot levels,
    missing indicators), Phi in compact form (`pilid.nn.piecewise.phi_compact`, with the
    characteristic points compared instead of searched, which ONNX lacks), and the fitted
-   networks themselves (`pilid.nn.ensemble.PiLiDEnsemble` of every bag member and class,
-   traced as they are; the additive part's running sum of its slopes, which depends on the
-   parameters alone, computed by torch first, as ONNX's ``CumSum`` rounds differently),
-   averaged as `pilid.models.bagging` averages them and put back in the target's units.
+   networks themselves, as ``predict`` runs them: a bag's one forward (`pilid.nn.bag`) where
+   fit built one, else every member's `pilid.nn.ensemble.PiLiDEnsemble`, averaged as
+   `pilid.models.bagging` averages them; K classes stacked; the additive part frozen
+   (`pilid.nn.additive.FrozenAdditive`: its running sum of the slopes, which depends on the
+   parameters alone, computed by torch first, as ONNX's ``CumSum`` rounds differently); put
+   back in the target's units.
 3. **The outputs.** A regressor: ``predict`` (N,). A classifier: ``label`` (N,; `predict`),
    ``probabilities`` (N, K; `predict_proba`: the logistic function of the logit, or the
    softmax of K logits) and ``decision_function`` (N,; or N, K).
@@ -45,6 +47,7 @@ from torch import nn
 
 from pilid.errors import PilidError
 from pilid.export.table import fitted_model
+from pilid.nn.additive import FrozenAdditive
 
 __all__ = ["MISSING_TEXT", "TOLERANCE", "NumericPath", "onnx_inputs", "parity", "to_onnx"]
 
@@ -72,51 +75,15 @@ def _extra(runtime: bool = False):
     return onnx
 
 
-class _TracedAdditive(nn.Module):
-    """`pilid.nn.additive.AdditiveEnsemble.forward` with what depends on the parameters alone
-    (the effective slopes, their cumulative sum, each feature's offset in it, the constant)
-    computed by torch once, so that the graph's float32 arithmetic is the estimator's: ONNX's
-    ``CumSum`` adds in another order than torch's."""
-
-    def __init__(self, additive: nn.Module):
-        super().__init__()
-        with torch.no_grad():
-            v, c = additive.effective()
-            cs = torch.cumsum(v, 1)  # as `pilid.nn.additive.piecewise_terms` computes it
-            before = torch.gather(torch.nn.functional.pad(cs, (1, 0)), 1, additive.starts)
-        for name, value in (("v", v), ("cs", cs), ("before", before), ("c", c)):
-            self.register_buffer(name, value.detach().clone())
-        for name in ("nan_value", "unseen_value"):
-            value = getattr(additive, name, None)
-            self.register_buffer(name, None if value is None else value.detach().contiguous())
-
-    def forward(self, phi: tuple[torch.Tensor, ...]) -> torch.Tensor:
-        """The additive output (T, B) from compact Phi ``(col, frac, miss, unseen)``."""
-        col, frac = phi[0], phi[1]
-        T, B, m = col.shape
-        g = col.reshape(T, B * m)
-        at = torch.gather(self.cs, 1, g) - torch.gather(self.v, 1, g) * (
-            1.0 - frac.reshape(T, B * m)
-        )
-        out = (at.view(T, B, m) - self.before.unsqueeze(1)).sum(2) + self.c.unsqueeze(1)
-        missing = None
-        if self.nan_value is not None:
-            missing = phi[2] * self.nan_value.unsqueeze(1)
-        if self.unseen_value is not None:
-            extra = phi[3] * self.unseen_value.unsqueeze(1)
-            missing = extra if missing is None else missing + extra
-        return out if missing is None else out + missing.sum(2)
-
-
 class NumericPath(nn.Module):
     """The raw output of a fitted PiLiD / PiLiB from its coded rows, as a traceable module.
 
     ``forward(X)``: `X` (N, m) float64, the estimator's coded rows (`_validate_X`: numbers,
     category codes, NaN for a missing value, +inf for an unseen level); returns (N, 1), or
     (N, K) for K > 2 classes, float64: ``y_offset_ + y_scale_ * raw``, i.e. `predict` of a
-    regressor, `decision_function` of a classifier. Every member's network is a copy of the
+    regressor, `decision_function` of a classifier. The networks are copies of the
     estimator's (in evaluation mode), run as `pilid.estimators.neural.NeuralEstimator._raw`
-    runs it; a bag's members are averaged, K classes stacked.
+    runs them: a bag's one forward, or its members averaged; K classes stacked.
     """
 
     def __init__(self, est):
@@ -124,11 +91,17 @@ class NumericPath(nn.Module):
         units = est.class_estimators_ if est._multiclass() else [est]
         modules, self.groups = [], []
         for unit in units:
+            forward = getattr(unit, "_bag_forward", None) if unit._bagged() else None
+            if forward is not None:  # the bag's one forward, as `predict` runs it
+                self.groups.append((len(modules), 1))
+                modules.append(copy.deepcopy(forward).eval())
+                continue
             members = unit.estimators_ if unit._bagged() else [unit]
             self.groups.append((len(modules), len(members)))
-            modules += [copy.deepcopy(m.module_).eval() for m in members]
-        for module in modules:
-            module.additive = _TracedAdditive(module.additive)
+            for member in members:
+                module = copy.deepcopy(member.module_).eval()
+                module.additive = FrozenAdditive.of(module.additive)
+                modules.append(module)
         self.members = nn.ModuleList(modules)
         self.dtype = modules[0].additive.v.dtype
         m = int(est.n_features_in_)

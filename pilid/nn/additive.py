@@ -217,3 +217,58 @@ def penalty_apply(band: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     out[..., : Q - 1] -= d
     out[..., 1:Q] += d
     return out
+
+
+class FrozenAdditive(nn.Module):
+    """A fitted additive part for prediction: Eq. (10) with what depends on the parameters
+    alone computed once, forward(phi) -> (T, B).
+
+    Holds the effective per-piece weights ``v`` (T, P) and the constant ``c`` (T,)
+    (`AdditiveEnsemble.effective`), their cumulative sum ``cs`` and each feature's offset in
+    it ``before`` (T, m), as `piecewise_terms` computes them, and the missing and unseen values
+    (T, m) or None: the forward reads them (no cumulative sum), so the same float32
+    arithmetic runs wherever it is traced (ONNX's ``CumSum`` adds in another order than
+    torch's). `of` builds it from an `AdditiveEnsemble`; ``FrozenAdditive(v, c, starts, ...)``
+    from weights (a bag's mean, `pilid.nn.bag`).
+    """
+
+    def __init__(self, v, c, starts, nan_value=None, unseen_value=None):
+        super().__init__()
+        with torch.no_grad():
+            v = v.detach().clone()
+            cs = torch.cumsum(v, 1)  # as `piecewise_terms` computes it
+            before = torch.gather(F.pad(cs, (1, 0)), 1, starts)
+        for name, value in (("v", v), ("cs", cs), ("before", before), ("c", c.detach())):
+            self.register_buffer(name, value.clone())
+        for name, value in (("nan_value", nan_value), ("unseen_value", unseen_value)):
+            self.register_buffer(name, None if value is None else value.detach().contiguous())
+
+    @classmethod
+    def of(cls, additive: AdditiveEnsemble) -> FrozenAdditive:
+        """The fitted `additive` part, frozen."""
+        with torch.no_grad():
+            v, c = additive.effective()
+        return cls(
+            v,
+            c,
+            additive.starts,
+            getattr(additive, "nan_value", None),
+            getattr(additive, "unseen_value", None),
+        )
+
+    def forward(self, phi: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        """The additive output (T, B) from compact Phi ``(col, frac[, miss[, unseen]])``."""
+        col, frac = phi[0], phi[1]
+        T, B, m = col.shape
+        g = col.reshape(T, B * m)
+        at = torch.gather(self.cs, 1, g) - torch.gather(self.v, 1, g) * (
+            1.0 - frac.reshape(T, B * m)
+        )
+        out = (at.view(T, B, m) - self.before.unsqueeze(1)).sum(2) + self.c.unsqueeze(1)
+        missing = None
+        if len(phi) > 2 and self.nan_value is not None:
+            missing = phi[2] * self.nan_value.unsqueeze(1)
+        if len(phi) > 3 and self.unseen_value is not None:
+            extra = phi[3] * self.unseen_value.unsqueeze(1)
+            missing = extra if missing is None else missing + extra
+        return out if missing is None else out + missing.sum(2)

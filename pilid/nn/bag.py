@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from pilid.nn.additive import AdditiveEnsemble, piecewise_terms
+from pilid.nn.additive import AdditiveEnsemble, FrozenAdditive
 from pilid.nn.ensemble import PiLiDEnsemble
 from pilid.nn.mlp import EnsembleMLP
 from pilid.nn.pairs import DeepWithPairs, PairTerms
@@ -38,44 +38,28 @@ __all__ = ["BagForward", "bag_forward"]
 class BagForward(nn.Module):
     """The mean raw output of a bag's members (module docstring): ``forward(x, phi) -> (1, B)``.
 
-    `x` is the deep input (1, B, m'), `phi` compact Phi (1, B, m) as a member reads them. Shape
-    of the parts: the additive part's mean weights ``v`` (1, P) and constant ``c`` (1,), its
-    missing and unseen values (1, m); the distinct pairs' `PairTerms` (T=1); the members' MLP
-    (T = members, output layer divided by the members).
+    `x` is the deep input (1, B, m'), `phi` compact Phi (1, B, m) as a member reads them. The
+    parts: the additive part at the members' mean weights (`pilid.nn.additive.FrozenAdditive`,
+    T=1); the distinct pairs' `PairTerms` (T=1); the members' MLP (T = members, output layer
+    divided by the members).
     """
 
     def __init__(
         self,
-        additive: tuple | None,
+        additive: FrozenAdditive | None,
         pairs: PairTerms | None,
         mlp: EnsembleMLP | None,
     ):
         super().__init__()
-        self.has_additive = additive is not None
-        if additive is not None:
-            v, c, starts, nan_value, unseen_value = additive
-            self.register_buffer("v", v)
-            self.register_buffer("c", c)
-            self.register_buffer("starts", starts)
-            self.register_buffer("nan_value", nan_value)
-            self.register_buffer("unseen_value", unseen_value)
+        self.additive = additive
         self.pairs = pairs
         self.mlp = mlp
-
-    def _additive(self, phi) -> torch.Tensor:
-        """Eq. (10) at the members' mean weights, (1, B)."""
-        out = piecewise_terms(self.v, self.starts, *phi).sum(2) + self.c.unsqueeze(1)
-        if len(phi) > 2 and self.nan_value is not None:
-            out = out + (phi[2] * self.nan_value.unsqueeze(1)).sum(2)
-        if len(phi) > 3 and self.unseen_value is not None:
-            out = out + (phi[3] * self.unseen_value.unsqueeze(1)).sum(2)
-        return out
 
     def forward(self, x: torch.Tensor, phi=None) -> torch.Tensor:
         """The mean over the members of Eq. (9)'s raw output, (1, B)."""
         out = None
-        if self.has_additive:
-            out = self._additive(phi)
+        if self.additive is not None:
+            out = self.additive(phi)
         if self.pairs is not None:
             p = self.pairs(phi)
             out = p if out is None else out + p
@@ -111,8 +95,8 @@ def _mean_or_none(tensors: Sequence[torch.Tensor | None]) -> torch.Tensor | None
     return torch.cat([t.detach() for t in tensors]).mean(0, keepdim=True)
 
 
-def _additive_mean(parts: Sequence[AdditiveEnsemble]) -> tuple | None:
-    """The additive part's mean weights, constant, starts and missing/unseen values."""
+def _additive_mean(parts: Sequence[AdditiveEnsemble]) -> FrozenAdditive | None:
+    """The additive part at the members' mean weights, constant and missing/unseen values."""
     if not _same([a.starts for a in parts]):
         return None
     effective = [a.effective() for a in parts]
@@ -120,7 +104,7 @@ def _additive_mean(parts: Sequence[AdditiveEnsemble]) -> tuple | None:
     c = torch.cat([e[1].detach() for e in effective]).mean(0, keepdim=True)
     nan_value = _mean_or_none([getattr(a, "nan_value", None) for a in parts])
     unseen_value = _mean_or_none([getattr(a, "unseen_value", None) for a in parts])
-    return v, c, parts[0].starts, nan_value, unseen_value
+    return FrozenAdditive(v, c, parts[0].starts, nan_value, unseen_value)
 
 
 def _pairs_mean(parts: Sequence[PairTerms]) -> PairTerms | None:

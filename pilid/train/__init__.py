@@ -1,6 +1,9 @@
 """pilid.train: the training engine, T trials at once as one ensemble (leading trial dimension).
 
-- `trainer`: the mini-batch loop and its schedule (`Phase`, early stopping), Algorithm 1 step 3.
+- `trainer`: the mini-batch loop and its schedule (`Phase`, early stopping), Algorithm 1 step 3,
+  as a short loop over named steps;
+- `steps`: those steps (one epoch, one optimiser step, one validation's stopping decision, one
+  phase change, the epoch's host sync) and the trials' state they update.
 - `ensemble_data`: the rows the trials train on (`EnsembleData`: stacked, or one shared table).
 - `compaction`: trials that have finished leave the ensemble's computation.
 - `losses`: the task losses and penalties of Eq. (11).
