@@ -209,8 +209,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
 
     * ``_task``: "regression" or "classification" (class attribute).
     * ``_has_additive``: False drops the piecewise-linear component (MLP, NIT).
-    * ``_build_deep(n_features, seeds, share=None)``: default the paper's MLP (`hidden_layers`,
-      `sigma`; ``share``: a bag's members share its weights, `pilid.nn.mlp.EnsembleMLP`).
+    * ``_build_deep(n_features, seeds)``: default the paper's MLP (`hidden_layers`, `sigma`,
+      `pilid.nn.mlp.EnsembleMLP`).
     * ``_extra_loss(model, x) -> (T,)``: a per-trial penalty added in phases with
       ``penalty=True`` (None, the default: no penalty). ``model`` is the `PiLiDEnsemble`.
     * ``_phases() -> list[Phase]``: the training schedule (default: one phase of ``epochs``
@@ -240,11 +240,11 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
     _parameter_constraints: dict = sklearn_constraints(hp.TRAINING)
 
     # ------------------------------------------------------------------ hooks
-    def _build_deep(self, n_features: int, seeds: Sequence[int], share=None):
+    def _build_deep(self, n_features: int, seeds: Sequence[int]):
         layers = getattr(self, "hidden_layers", PAPER_HIDDEN_LAYERS)
         if layers is None:
             return None
-        return EnsembleMLP(n_features, layers, self.sigma, seeds, share=share)
+        return EnsembleMLP(n_features, layers, self.sigma, seeds)
 
     def _phases(self) -> list[Phase]:
         return [Phase("train", int(self.epochs), early_stopping=True)]
@@ -401,7 +401,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         return bagging.bag_members(self, prep, n_bags)
 
     def _collect(self) -> None:
-        if "_candidates" in self.__dict__ or "_chosen" in self.__dict__:
+        if "_candidates" in self.__dict__:
             shape_choice.collect(self)
             return
         if "_bag" in self.__dict__:
@@ -410,9 +410,6 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
                 self._bag_forward = bag_forward([m.module_ for m in self.estimators_])
         if "_classes" in self.__dict__:
             multiclass.collect_classes(self)
-
-    def _more_members(self) -> list:
-        return shape_choice.more_members(self)
 
     def _multiclass(self) -> bool:
         """Fitted on K > 2 classes: the class members (`pilid.models.multiclass`) hold it."""

@@ -11,7 +11,7 @@
    as ``string``. A string column's levels become the
    estimator's codes in the graph, with ``ai.onnx.ml``'s ``LabelEncoder``, as
    `pilid.models.inputs` codes them at prediction: a level of ``categories_`` its position, a
-   level merged by ``min_frequency`` the ``"(infrequent)"`` code, the empty string
+   level of ``infrequent_categories_`` the ``"(infrequent)"`` code, the empty string
    (`MISSING_TEXT`) a missing value, any other string an unseen level.
 2. **The numeric path** (`NumericPath`, a torch module exported with ``torch.onnx``): the deep
    part's input (`pilid.train.encoding.deep_input`: standardised values, one-hot levels,

@@ -48,7 +48,6 @@ __all__ = [
     "chooses",
     "collect",
     "has_rows_to_choose_on",
-    "more_members",
     "pair_counts",
 ]
 
@@ -166,11 +165,6 @@ def candidate_members(est, prep) -> list[tuple]:
         bags.append(member._members(data))
     est._candidates = (prep, members)
     return [unit for bag in bags for unit in bag]
-
-
-def more_members(est) -> list:
-    """`Trainable._more_members`: nothing (every candidate trains its whole bag at once)."""
-    return []
 
 
 def _row_loss(est, raw: np.ndarray, target: np.ndarray) -> np.ndarray:

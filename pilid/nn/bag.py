@@ -153,8 +153,6 @@ def _padded(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def _mlp_stacked(parts: Sequence[EnsembleMLP]) -> EnsembleMLP | None:
     """The members' MLPs as the T trials of one `EnsembleMLP`, output layers / members."""
-    if any(getattr(p, "adapters_in", None) is not None for p in parts):
-        return None
     shapes = [tuple(tuple(w.shape[1:]) for w in p.weights) for p in parts]
     if len(set(shapes)) != 1:
         return None

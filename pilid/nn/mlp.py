@@ -72,11 +72,8 @@ class EnsembleMLP(nn.Module):
         sigma: float | None,
         seeds: Sequence[int],
         dtype=torch.float32,
-        share: None = None,
     ):
         super().__init__()
-        if share is not None:  # a keyword its callers still pass as None
-            raise PilidError("EnsembleMLP trains every trial's own weights; share must be None")
         sizes = (int(n_features), *check_hidden_layers(hidden_layers))
         T = len(seeds)
         gens = [trial_generator(s, STREAM_DEEP) for s in seeds]

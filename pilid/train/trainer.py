@@ -74,11 +74,11 @@ class Phase:
     `keep_best` (with early stopping in this phase and the one before): the best validation
     loss of the phase before stays the one to beat, so the phase keeps a trial's weights only
     where an epoch beats the weights it started from, and a trial whose every epoch is worse
-    leaves the phase with the weights it entered with (beyond the paper: PiLiD's
-    ``schedule="additive_first"``). `lr_scale` multiplies the learning rate in the phase, per
-    trial (beyond the paper: PiLiD's ``lr_decay``): the optimiser's step is taken as usual and
-    its change of each parameter scaled, which is the step at lr * lr_scale exactly for Adam
-    and for SGD with momentum, whose state does not depend on the learning rate.
+    leaves the phase with the weights it entered with (beyond the paper: a schedule of several
+    phases on one part and then both). `lr_scale` multiplies the learning rate in the phase,
+    per trial (beyond the paper: a decaying rate over phases): the optimiser's step is taken as
+    usual and its change of each parameter scaled, which is the step at lr * lr_scale exactly
+    for Adam and for SGD with momentum, whose state does not depend on the learning rate.
     """
 
     name: str
