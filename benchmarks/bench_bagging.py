@@ -4,10 +4,10 @@
     python benchmarks/bench_bagging.py --quick   # tiny smoke run
 
 A bag (`n_bags=k`, `pilid.models.bagging`) trains its k bootstrap members as ONE batched
-ensemble (`pilid.train.fit_batched`). For each device (the CPU, and CUDA when present) prints
-the wall time of `PiLiDRegressor(n_bags=k).fit` for every k and its ratio to k=1, all measured
-in one run (best of `--repeats`) with a fixed epoch count (no early stopping), so every member
-does the same work. A last line times the library's defaults (`LIBRARY_DEFAULTS`: a bag of 16
+ensemble (`pilid.models.fitting.fit_batched`). For each device (the CPU, and CUDA when present)
+prints the wall time of `PiLiDRegressor(n_bags=k).fit` for every k and its ratio to k=1, all
+measured in one run (best of `--repeats`) with a fixed epoch count (no early stopping), so every
+member does the same work. A last line times the library's defaults (`LIBRARY_DEFAULTS`: a bag of 16
 with a (64, 32) MLP, 40 smooth pieces, two candidates with and without pair terms) against the
 paper's single model (`PAPER_PROTOCOL`: the six-layer MLP, ``--gamma`` pieces).
 Run it with OMP_NUM_THREADS=1 for the one-core figure.

@@ -42,8 +42,8 @@ def _bench_one(name, task, splits, overrides, device):
     from sklearn.base import clone
 
     from pilid.experiments.model_config import build_estimator, estimator_class, is_batchable
+    from pilid.models.fitting import fit_batched
     from pilid.models.metrics import predict_scores, score
-    from pilid.train import fit_batched
 
     config = _config(name, overrides)
     model, train = config["model"], config["train"]

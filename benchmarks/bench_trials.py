@@ -25,8 +25,8 @@ import torch
 from sklearn.base import clone
 
 from pilid.estimators.pilid import PiLiDRegressor
+from pilid.models.fitting import fit_batched
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
-from pilid.train import fit_batched
 
 
 def _trials(T: int, N: int, m: int):

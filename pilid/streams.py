@@ -2,8 +2,8 @@
 
 A trial with seed s draws each kind of random number from its own stream, seeded by the pair
 (s, stream id) alone. So a trial's numbers do not depend on how many trials train beside it
-(`pilid.train.fit_batched`), nor on the order in which the streams are used. The ids are part of
-the recorded results: changing one changes every number drawn from it.
+(`pilid.models.fitting.fit_batched`), nor on the order in which the streams are used. The ids
+are part of the recorded results: changing one changes every number drawn from it.
 
 ====================  ==  ====================================================  ================
 name                  id  what it draws                                         drawn in

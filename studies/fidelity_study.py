@@ -27,9 +27,9 @@ from sklearn.base import clone
 from pilid.data.synthetic import generate
 from pilid.estimators.pilid import PiLiDRegressor
 from pilid.inspection.fidelity import estimator_fidelity
+from pilid.models.fitting import fit_batched
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.nn.piecewise import phi_numpy
-from pilid.train import fit_batched
 
 
 def deep_main_share(est, X) -> float:

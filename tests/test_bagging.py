@@ -13,7 +13,7 @@ from pilid.errors import PilidError
 from pilid.estimators.pilid import LIBRARY_DEFAULTS, MLPRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.inspection.fidelity import estimator_fidelity
 from pilid.models.bagging import bag_rows
-from pilid.train import fit_batched
+from pilid.models.fitting import fit_batched
 
 KW = dict(hidden_layers=[16], epochs=6, batch_size=64, random_state=3, device="cpu")
 

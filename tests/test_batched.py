@@ -7,7 +7,8 @@ from sklearn.base import clone
 
 from pilid.errors import PilidError
 from pilid.estimators.pilid import MLPRegressor, PiLiDClassifier, PiLiDRegressor
-from pilid.train import Phase, fit_batched
+from pilid.models.fitting import fit_batched
+from pilid.train import Phase
 
 FAST = dict(hidden_layers=(16, 8), batch_size=32, device="cpu")
 #: One model per trial with the paper's penalty (the library defaults are a bag of 16, lam=1e-3).

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import pilid.train.batched as batched
+import pilid.models.fitting as fitting
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.train.validation import holdout_split
 from studies._levers import with_levers
@@ -32,13 +32,13 @@ def _data(n, seed=0):
 def _trained(monkeypatch) -> list[int]:
     """The sizes of the ensembles the engine trains, in order."""
     sizes = []
-    fit_group = batched._fit_group
+    fit_ensemble = fitting.fit_ensemble
 
-    def counting(ests, preps, device, *args):
-        sizes.append(len(ests))
-        return fit_group(ests, preps, device, *args)
+    def counting(spec, preps, device, *args, **kwargs):
+        sizes.append(len(preps))
+        return fit_ensemble(spec, preps, device, *args, **kwargs)
 
-    monkeypatch.setattr(batched, "_fit_group", counting)
+    monkeypatch.setattr(fitting, "fit_ensemble", counting)
     return sizes
 
 

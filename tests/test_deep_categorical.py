@@ -15,7 +15,7 @@ from pilid import PiLiBRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.data import Dataset, make_split
 from pilid.errors import PilidError
 from pilid.estimators.pilid import MLPRegressor
-from pilid.train import fit_batched
+from pilid.models.fitting import fit_batched
 from pilid.train.encoding import deep_columns, deep_input
 
 SMALL = dict(epochs=10, batch_size=64, device="cpu", random_state=0, n_bags=1, lr=0.01)

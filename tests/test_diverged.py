@@ -26,8 +26,8 @@ from pilid.estimators.pilid import MLPClassifier, MLPRegressor, PiLiDClassifier,
 from pilid.estimators.pilid_cv import PiLiDClassifierCV, PiLiDRegressorCV
 from pilid.experiments import run_setting
 from pilid.experiments.config import CONF_DIR, check_config
+from pilid.models.fitting import fit_batched
 from pilid.nn.piecewise import fit_knots, phi_numpy
-from pilid.train import fit_batched
 from pilid.train.divergence import DIVERGENCE_FACTOR, divergence_reasons
 
 SMALL = dict(epochs=3, batch_size=64, random_state=0, device="cpu")

@@ -21,9 +21,9 @@ from pilid import MLPClassifier, NITClassifier, PiLiBClassifier, PiLiDClassifier
 from pilid.data import load_dataset
 from pilid.data.split import make_split
 from pilid.errors import PilidError
+from pilid.models.fitting import fit_batched
 from pilid.models.metrics import score
 from pilid.nn.piecewise import compact_layout, phi_compact, phi_dense
-from pilid.train import fit_batched
 from pilid.train.losses import task_loss
 
 REPO = Path(__file__).resolve().parent.parent

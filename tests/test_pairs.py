@@ -17,10 +17,10 @@ from sklearn.base import clone
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
+from pilid.models.fitting import fit_batched
 from pilid.models.pair_choice import AUTO_PAIRS, fast_pairs, main_effect_scores
 from pilid.nn.pairs import PAIR_PIECES, PairTerms, coarse_pieces
 from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact
-from pilid.train import fit_batched
 
 SMALL = dict(n_bags=1, random_state=0, device="cpu", epochs=60, lam=1e-5)
 

@@ -19,8 +19,8 @@ from sklearn.model_selection import cross_val_score
 from pilid.baselines.nit import NITClassifier, NITRegressor
 from pilid.errors import PilidError
 from pilid.estimators.pilib import PiLiBClassifier, PiLiBRegressor, plot_interaction
+from pilid.models.fitting import fit_batched
 from pilid.nn.gates import GateOrderWarning
-from pilid.train import fit_batched
 
 TRUE_PAIRS = [("x0", "x1"), ("x2", "x3")]
 

@@ -15,8 +15,8 @@ from pilid.errors import PilidError
 from pilid.estimators.pilib import PiLiBRegressor
 from pilid.estimators.pilid import MLPRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.models.bagging import bag_rows
+from pilid.models.fitting import fit_batched
 from pilid.nn.piecewise import fit_knots, phi_dense, phi_numpy, weighted_quantile
-from pilid.train import fit_batched
 from pilid.train.trainer import evaluate_loss
 from pilid.train.validation import holdout_split
 

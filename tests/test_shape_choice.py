@@ -14,9 +14,9 @@ from scipy.special import log_softmax
 
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.errors import PilidError
+from pilid.models.fitting import fit_batched
 from pilid.models.shape_choice import SMOOTH_PIECES, SMOOTH_WEIGHT, candidates
 from pilid.nn.piecewise import auto_gamma
-from pilid.train import fit_batched
 from pilid.train.validation import holdout_split
 
 #: gamma="auto" (the library's pieces before 40 smooth ones became the default) and no pair

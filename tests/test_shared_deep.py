@@ -18,9 +18,9 @@ import torch
 
 from pilid import PiLiDRegressor
 from pilid.errors import PilidError
+from pilid.models.fitting import fit_batched
 from pilid.nn.mlp import EnsembleMLP
 from pilid.streams import STREAM_DEEP, trial_generator
-from pilid.train import fit_batched
 from studies._levers import PiLiDLeverClassifier as LeverClassifier
 from studies._levers import PiLiDLeverRegressor as LeverRegressor
 from studies._levers.shared_mlp import SHARED_BAG, SharedEnsembleMLP, bag_groups, fold

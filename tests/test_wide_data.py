@@ -24,6 +24,7 @@ import pytest
 import torch
 from sklearn.datasets import make_classification, make_regression
 
+import pilid.models.fitting as fitting_module
 import pilid.nn.ensemble as ensemble_module
 import pilid.train.additive_start as start_module
 import pilid.train.batched as batched_module
@@ -325,7 +326,7 @@ def test_only_the_diverged_trials_train_again_with_steps_scaled_by_their_pieces(
             return real_train(model, data, phases, cfg, seeds)
 
         monkeypatch.setattr(batched_module, "train_ensemble", train)
-        batched_module.fit_batched(ests, [X] * 3, [y] * 3)
+        fitting_module.fit_batched(ests, [X] * 3, [y] * 3)
         return ests, steps
 
     plain, plain_steps = fit(plant=False)

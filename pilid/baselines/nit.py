@@ -27,9 +27,8 @@ from pilid.estimators.gated import BLOCK_ATTRIBUTES_DOC, BlockModel
 from pilid.estimators.neural import (
     FITTED_ATTRIBUTES_DOC,
     PENALTY_CONSTRAINTS,
-    ClassifierOutput,
-    RegressorOutput,
 )
+from pilid.models.outputs import ClassifierOutput, RegressorOutput
 from pilid.nn.gates import nit_order_penalty
 
 __all__ = ["NITClassifier", "NITRegressor"]

@@ -1,7 +1,7 @@
 """pilid.estimators: the paper's estimators (layer 6 of CONTRIBUTING.md, "Layers").
 
 One module per family, each a scikit-learn estimator that trains through
-`pilid.train.fit_batched`:
+`pilid.models.fitting.fit_batched`:
 
 - `pilid`: PiLiD (Section 3, Algorithm 1) and the MLP baseline (Eq. 6-8);
 - `pilid_cv`: PiLiD with gamma (Definition 1), lambda (Eq. 11) and the network chosen by inner

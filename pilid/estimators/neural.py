@@ -1,7 +1,7 @@
 """The base of the neural estimators (PiLiD, MLP, PiLiB, NIT): hyper-parameters, data and output.
 
-`NeuralEstimator` is a scikit-learn estimator that `pilid.train.fit_batched` can train (it
-implements `pilid.train.Trainable`); ``fit(X, y, sample_weight=None)`` is
+`NeuralEstimator` is a scikit-learn estimator that `pilid.models.fitting.fit_batched` can train
+(it implements `pilid.train.Trainable`); ``fit(X, y, sample_weight=None)`` is
 ``fit_batched([self], [X], [y], sample_weights=[sample_weight])`` (sample weights:
 `pilid.models.sample_weight`). The
 families add their constructor and hooks: `pilid.estimators.pilid` (PiLiD, Section 3, and the MLP
@@ -17,14 +17,14 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_random_state
 
 from pilid import hyperparameters as hp
 from pilid.device import resolve_device
 from pilid.models import bagging, multiclass, prediction, shape_choice
+from pilid.models.fitting import fit_batched
 from pilid.models.inputs import InputMixin
-from pilid.models.outputs import LogitClassifierMixin
 from pilid.models.params import Number, Satisfies, sklearn_constraints, validate_params
 from pilid.models.row_rules import resolve_lam, resolve_smoothness
 from pilid.models.sample_weight import check_sample_weight, check_weighted_rows, weighted_mean_std
@@ -38,9 +38,10 @@ from pilid.nn.piecewise import (
     resolve_gamma,
     valid_gamma,
 )
-from pilid.train import Phase, Prepared, Trainable, TrainConfig, fit_batched
+from pilid.train import Phase, Prepared, Trainable, TrainConfig
 from pilid.train.batched import SAMPLE_ROWS, sample_rows
 from pilid.train.encoding import deep_input
+from pilid.train.spec import TrainSpec
 from pilid.train.validation import holdout_split
 
 #: Algorithm 1's starts of the additive part (step 2: least squares; or Gaussian).
@@ -205,7 +206,8 @@ DEEP_CATEGORICAL = hp.options(hp.PILID, "deep_categorical")
 class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
     """Base of the neural estimators (PiLiD, MLP, PiLiB, NIT): data handling and training.
 
-    Hooks for subclasses (T = number of trials trained together), besides `Trainable`'s:
+    Hooks for subclasses (T = number of trials trained together), besides `Trainable`'s; all
+    but the last two make its `TrainSpec` (`_train_spec`), all the engine reads:
 
     * ``_task``: "regression" or "classification" (class attribute).
     * ``_has_additive``: False drops the piecewise-linear component (MLP, NIT).
@@ -238,6 +240,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
 
     #: the training settings every family shares (`pilid.hyperparameters.TRAINING`)
     _parameter_constraints: dict = sklearn_constraints(hp.TRAINING)
+    _task = "regression"  # the output mixins set it (`RegressorOutput`, `ClassifierOutput`)
+    _has_additive = True  # False: no piecewise-linear part (MLP, NIT)
 
     # ------------------------------------------------------------------ hooks
     def _build_deep(self, n_features: int, seeds: Sequence[int]):
@@ -248,6 +252,9 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
 
     def _phases(self) -> list[Phase]:
         return [Phase("train", int(self.epochs), early_stopping=True)]
+
+    def _extra_loss(self, model, x):
+        return None  # no extra term (PiLiB's gates add theirs)
 
     def _regularized(self, name: str) -> bool:
         groups = _groups(getattr(self, "reg_groups", "all"))
@@ -274,6 +281,26 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             desc=f"{type(self).__name__} x{n_trials}",
             classes=int(getattr(self, "_softmax_classes", 1)),  # K > 2 classes: softmax groups
             smoothness=resolved_smoothness(self),  # PiLiD's shape roughness
+        )
+
+    def _train_spec(self) -> TrainSpec:
+        """`Trainable._train_spec`: what this estimator's trials train, from its hooks
+        (`_train_config`, `_phases`, `_build_deep`) and its prepared attributes (the monotone
+        constraints, the column names)."""
+        monotone = getattr(self, "monotone_constraints_", None)
+        names = getattr(self, "feature_names_in_", None)
+        return TrainSpec(
+            name=type(self).__name__,
+            task=self._task,
+            config=self._train_config(1),
+            phases=tuple(self._phases()),
+            build_deep=self._build_deep,
+            has_additive=self._has_additive,
+            init=getattr(self, "init", "lstsq"),
+            sigma=getattr(self, "sigma", None),
+            purify=bool(getattr(self, "purify", False)),
+            monotone=None if monotone is None else tuple(int(v) for v in monotone),
+            columns=None if names is None else tuple(str(c) for c in names),
         )
 
     def _check_params(self) -> None:
@@ -556,36 +583,4 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN: a missing value (its own contribution)
         tags.non_deterministic = self.random_state is None
-        return tags
-
-
-class RegressorOutput(RegressorMixin):
-    """The regression output of a neural estimator: `predict` in the target's units."""
-
-    _task = "regression"
-
-    def predict(self, X) -> np.ndarray:
-        """Predicted targets in the original units. A DataFrame is read by column name, in any
-        order (a column of fit that it lacks is refused, naming it), an array by position
-        (`pilid.models.inputs`)."""
-        X = self._check_fitted_X(X)
-        return self.y_offset_ + self.y_scale_ * self._raw(X)
-
-
-class ClassifierOutput(LogitClassifierMixin):
-    """The binary output of a neural estimator: the logit, probabilities, labels."""
-
-    _task = "classification"
-
-    def decision_function(self, X) -> np.ndarray:
-        """Logit of the positive class `classes_[1]`, (n,); K > 2 classes: the K class logits,
-        (n, K) (`pilid.models.multiclass`). A DataFrame is read by column name, in any order,
-        an array by position (`pilid.models.inputs`)."""
-        X = self._check_fitted_X(X)
-        return self._raw(X)
-
-    def __sklearn_tags__(self):
-        """scikit-learn's tags: two or more classes (K > 2: a softmax of K class logits)."""
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = True
         return tags

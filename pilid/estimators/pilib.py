@@ -61,8 +61,6 @@ from pilid.estimators.neural import (
     FITTED_ATTRIBUTES_DOC,
     PENALTY_CONSTRAINTS,
     SIGMA,
-    ClassifierOutput,
-    RegressorOutput,
 )
 from pilid.inspection.shapes import ShapeMixin
 from pilid.models.monotone import (
@@ -72,6 +70,7 @@ from pilid.models.monotone import (
     MONOTONE_DOC,
     MonotoneMixin,
 )
+from pilid.models.outputs import ClassifierOutput, RegressorOutput
 from pilid.nn.gates import pilib_order_penalty
 
 __all__ = ["PiLiBClassifier", "PiLiBRegressor", "plot_interaction"]

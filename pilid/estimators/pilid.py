@@ -4,7 +4,7 @@
 (Eq. 9-11, Algorithm 1): a piecewise-linear additive component on Phi (Definitions 1-2) plus an
 MLP, trained jointly. `MLPRegressor` / `MLPClassifier` are the same MLP and training without
 the additive component (the paper's MLP baseline). Both families are `NeuralEstimator`s
-(`pilid.estimators.neural`); training goes through `pilid.train.fit_batched`.
+(`pilid.estimators.neural`); training goes through `pilid.models.fitting.fit_batched`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,7 @@ from pilid.estimators.neural import (
     PENALTY_CONSTRAINTS,
     RULES,
     SIGMA,
-    ClassifierOutput,
     NeuralEstimator,
-    RegressorOutput,
 )
 from pilid.inspection import pair_effect
 from pilid.inspection.interaction_display import InteractionPlotMixin
@@ -36,6 +34,7 @@ from pilid.models.monotone import (
     MONOTONE_DOC,
     MonotoneMixin,
 )
+from pilid.models.outputs import ClassifierOutput, RegressorOutput
 from pilid.models.pair_choice import fast_pairs
 from pilid.models.params import Choice, ParamError, Satisfies, is_whole, sklearn_constraints
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS

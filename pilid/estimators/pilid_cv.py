@@ -28,12 +28,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from pilid.errors import PilidError, TrainingDivergedError, TrainingDivergedWarning
 from pilid.estimators.pilid import PiLiDClassifier, PiLiDRegressor
+from pilid.models.fitting import fit_batched
 from pilid.models.inputs import class_target
 from pilid.models.monotone import MONOTONE_CONSTRAINTS
 from pilid.models.params import N_JOBS, ParamError, Satisfies, Whole, validate_params
 from pilid.models.sample_weight import check_weights
 from pilid.nn.piecewise import is_pieces
-from pilid.train import fit_batched
 from pilid.train.divergence import lr_advice
 
 __all__ = ["PiLiDClassifierCV", "PiLiDRegressorCV"]

@@ -258,8 +258,8 @@ def estimator_class(model: Mapping[str, Any], task: str) -> type:
 
 
 def is_batchable(cls: type) -> bool:
-    """Whether ``cls`` trains through ``pilid.train.fit_batched`` (pilid's neural estimators):
-    all trials of a block as one ensemble."""
+    """Whether ``cls`` trains through ``pilid.models.fitting.fit_batched`` (pilid's neural
+    estimators): all trials of a block as one ensemble."""
     from pilid.train.protocol import Trainable
 
     return inspect.isclass(cls) and issubclass(cls, Trainable)

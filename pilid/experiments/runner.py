@@ -354,8 +354,8 @@ def _fit_unit(ctx, unit, to_record, block_size, threads, n_jobs):
     """Train one unit (a block of trials as one ensemble, or one trial alone) and return the
     records and artefacts of ``to_record``, plus the values of the unit's other trials."""
     from pilid.data import make_split
+    from pilid.models.fitting import fit_batched
     from pilid.parallel import torch_threads
-    from pilid.train import fit_batched
 
     seeds = [_trial_seed(ctx, t) for t in unit]
     splits = [make_split(ctx.dataset, seed, encoding=ctx.encoding) for seed in seeds]

@@ -1,7 +1,8 @@
 """Bagged neural estimators (beyond the paper): `n_bags` members, one ensemble.
 
 With ``n_bags = k > 1`` a PiLiD (Section 3 of Guo et al., IJCAI 2020) or MLP estimator trains k
-members as trials of ONE batched ensemble (`pilid.train.fit_batched`, `Trainable._members`):
+members as trials of ONE batched ensemble (`pilid.models.fitting.fit_batched`,
+`Trainable._members`):
 
 * Every member shares the estimator's prepared data (`Trainable._prepare`): the encoding, the
   scaling, the characteristic points of Definition 1 (so every member's u_j lives on the same

@@ -10,10 +10,11 @@ whose raw output (Eq. 9: intercept + additive part + deep part) is the logit z_k
 trained on the cross-entropy of the softmax (`pilid.train.losses.task_loss` with ``classes=K``).
 
 * The K members train as one softmax group of trials of the batched ensemble
-  (`pilid.train.fit_batched`): the same rows, the same seed (hence the same mini-batches), and the
-  group's cross-entropy as every member's validation loss, so they stop early together. Each has
-  its own additive part (one shape u_jk per feature and class), its own deep part (PiLiB / NIT:
-  its own gated blocks, so the interactions are found per class, which EBM does not offer).
+  (`pilid.models.fitting.fit_batched`): the same rows, the same seed (hence the same
+  mini-batches), and the group's cross-entropy as every member's validation loss, so they stop
+  early together. Each has its own additive part (one shape u_jk per feature and class), its
+  own deep part (PiLiB / NIT: its own gated blocks, so the interactions are found per class,
+  which EBM does not offer).
 * Algorithm 1's least-squares start, per class: the labels coded +1 for class k and -1 for the
   others (one-vs-rest), as the binary start codes them.
 * With ``n_bags`` = B > 1 every class member is a bag (`pilid.models.bagging`); bag member b of

@@ -4,13 +4,17 @@ Shared by the neural estimators and the baselines: `predict_proba` is [1 - p, p]
 p = sigmoid(logit) of `classes_[1]`, overflow-free (`scipy.special.expit`); `predict` is the
 class whose probability is larger. A `decision_function` of shape (n, K) (the neural
 estimators on K > 2 classes, `pilid.models.multiclass`) gives the softmax and the argmax.
+
+`RegressorOutput` and `ClassifierOutput` are the neural estimators' outputs (their raw output,
+``_raw``, of validated X, ``_check_fitted_X``): a regressor's in the target's units, a
+classifier's logit.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from scipy.special import expit, softmax
-from sklearn.base import ClassifierMixin
+from sklearn.base import ClassifierMixin, RegressorMixin
 
 
 def proba_from_logit(z) -> np.ndarray:
@@ -43,3 +47,35 @@ class LogitClassifierMixin(ClassifierMixin):
         if z.ndim == 2:
             return self.classes_[np.argmax(z, axis=1)]
         return self.classes_[(z > 0).astype(np.int64)]
+
+
+class RegressorOutput(RegressorMixin):
+    """The regression output of a neural estimator: `predict` in the target's units."""
+
+    _task = "regression"
+
+    def predict(self, X) -> np.ndarray:
+        """Predicted targets in the original units. A DataFrame is read by column name, in any
+        order (a column of fit that it lacks is refused, naming it), an array by position
+        (`pilid.models.inputs`)."""
+        X = self._check_fitted_X(X)
+        return self.y_offset_ + self.y_scale_ * self._raw(X)
+
+
+class ClassifierOutput(LogitClassifierMixin):
+    """The binary output of a neural estimator: the logit, probabilities, labels."""
+
+    _task = "classification"
+
+    def decision_function(self, X) -> np.ndarray:
+        """Logit of the positive class `classes_[1]`, (n,); K > 2 classes: the K class logits,
+        (n, K) (`pilid.models.multiclass`). A DataFrame is read by column name, in any order,
+        an array by position (`pilid.models.inputs`)."""
+        X = self._check_fitted_X(X)
+        return self._raw(X)
+
+    def __sklearn_tags__(self):
+        """scikit-learn's tags: two or more classes (K > 2: a softmax of K class logits)."""
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = True
+        return tags

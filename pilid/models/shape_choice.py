@@ -12,9 +12,9 @@ together, and on few rows even then they lose to few pieces. Explicit pair terms
   `SMOOTH_PIECES` pieces (or the given gamma) with ``smoothness=SMOOTH_WEIGHT``; for
   ``pairs="auto"`` no pair terms and `pilid.models.pair_choice.AUTO_PAIRS` of them; with both,
   the four combinations;
-* all are trained, as trials of the batched trainer (`pilid.train.fit_batched`, each with its
-  bag or its K class members, `Trainable._members`), on the same training rows with the same
-  seeds, and stop early on the same held-out rows;
+* all are trained, as trials of the batched trainer (`pilid.models.fitting.fit_batched`, each
+  with its bag or its K class members, `Trainable._members`), on the same training rows with
+  the same seeds, and stop early on the same held-out rows;
 * the estimator keeps the candidate whose fitted model has the lower loss on rows it did not
   train on (`validation_loss`: the mean squared error of the standardised target, or the log
   loss; weighted by the sample weights): the rows ``val_fraction`` sets aside for early

@@ -8,7 +8,10 @@
 - `compaction`: trials that have finished leave the ensemble's computation.
 - `losses`: the task losses and penalties of Eq. (11).
 - `validation`: the rows a trial holds out for early stopping.
-- `batched`: `fit_batched` and the `Trainable` protocol the estimators implement.
+- `spec`: `TrainSpec`, what a group of trials trains, and `TrainedTrial`, one trial's result.
+- `batched`: `fit_ensemble`, the engine as a function of a `TrainSpec` and the trials' data.
+- `protocol`: `Prepared` (a trial's data) and the `Trainable` hooks of an estimator, which
+  `pilid.models.fitting.fit_batched` calls (the engine never does).
 
 Random streams of a trial are listed in `pilid.streams` (re-exported here).
 """
@@ -16,9 +19,10 @@ Random streams of a trial are listed in `pilid.streams` (re-exported here).
 from __future__ import annotations
 
 from pilid.streams import trial_generator
-from pilid.train.batched import fit_batched
+from pilid.train.batched import fit_ensemble
 from pilid.train.ensemble_data import EnsembleData
 from pilid.train.protocol import Prepared, Trainable
+from pilid.train.spec import TrainedTrial, TrainSpec
 from pilid.train.trainer import (
     Phase,
     TrainConfig,
@@ -33,7 +37,9 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "Trainable",
-    "fit_batched",
+    "TrainedTrial",
+    "TrainSpec",
+    "fit_ensemble",
     "train_ensemble",
     "trial_generator",
 ]

@@ -17,21 +17,14 @@ from pilid.nn.least_squares import DENSE_COLUMNS, CompactPhi, lstsq_init, monoto
 from pilid.nn.piecewise import phi_dense
 from pilid.streams import STREAM_ADDITIVE, trial_generator
 from pilid.train.ensemble_data import EnsembleData
-from pilid.train.protocol import Prepared, Trainable, _missing_of
+from pilid.train.protocol import Prepared, _missing_of
+from pilid.train.spec import TrainSpec
 
 
 def _stack_weights(weights: list, n: int, device) -> torch.Tensor:
     """(T, n) float32 sample weights of T trials, unit weights for a trial without any."""
     rows = [np.ones(n) if w is None else w for w in weights]
     return torch.as_tensor(np.stack(rows), dtype=torch.float32, device=device)
-
-
-def _column_names(est: Trainable, m: int) -> list[str]:
-    """The fit data's column names (x0, x1, ... for arrays without names)."""
-    names = getattr(est, "feature_names_in_", None)
-    if names is not None and len(names) == m:
-        return [str(c) for c in names]
-    return [f"x{j}" for j in range(m)]
 
 
 def _check_phi_finite(data: EnsembleData, names: list[str]) -> None:
@@ -49,13 +42,13 @@ def _check_phi_finite(data: EnsembleData, names: list[str]) -> None:
         )
 
 
-def _piece_signs(est: Trainable, feature: torch.Tensor, mask: torch.Tensor):
-    """Each Phi column's monotone constraint (T, P), the sign of its feature in the estimator's
-    ``monotone_constraints_`` (+1, -1, 0: none); None when no feature is constrained."""
-    constraints = getattr(est, "monotone_constraints_", None)
-    if constraints is None or not np.any(constraints):
+def _piece_signs(spec: TrainSpec, feature: torch.Tensor, mask: torch.Tensor):
+    """Each Phi column's monotone constraint (T, P), the sign of its feature in the spec's
+    ``monotone`` (+1, -1, 0: none); None when no feature is constrained."""
+    constraints = spec.monotone_signs()
+    if constraints is None:
         return None
-    per_feature = torch.as_tensor(np.asarray(constraints), dtype=mask.dtype, device=mask.device)
+    per_feature = torch.as_tensor(constraints, dtype=mask.dtype, device=mask.device)
     return per_feature[feature] * mask
 
 
@@ -74,7 +67,7 @@ def piece_layout(preps: list[Prepared], device) -> tuple[torch.Tensor, torch.Ten
 
 
 def _build_additive(
-    est: Trainable,
+    spec: TrainSpec,
     preps: list[Prepared],
     data: EnsembleData,
     layout: tuple[torch.Tensor, torch.Tensor],
@@ -100,13 +93,13 @@ def _build_additive(
     P = max(p.knots.n_columns for p in preps)
     feature, mask = layout
     device = feature.device
-    names = _column_names(est, m)
-    sign = _piece_signs(est, feature, mask)
+    names = spec.column_names(m)
+    sign = _piece_signs(spec, feature, mask)
     nan_value = None  # missing values: u_j(NaN) - constant_j per feature (T, m)
     if any(p.missing is not None and np.any(p.missing) for p in preps):
         nan_value = torch.zeros(T, m, device=device)
-    if est.init == "lstsq":
-        target = data.y if est._task == "regression" else 2.0 * data.y - 1.0
+    if spec.init == "lstsq":
+        target = data.y if spec.task == "regression" else 2.0 * data.y - 1.0
         if preps[0].class_index is not None:  # K classes: one-vs-rest coding of trial t's class
             index = torch.tensor([p.class_index for p in preps], device=data.y.device)
             target = 2.0 * (data.y == index[:, None]).to(data.y.dtype) - 1.0
@@ -155,7 +148,7 @@ def _build_additive(
         for t, p in enumerate(preps):
             g = trial_generator(p.seed, STREAM_ADDITIVE)
             Pt = p.knots.n_columns
-            std = (2.0 / Pt) ** 0.5 if est.sigma is None else float(est.sigma)  # He: fan-in P
+            std = (2.0 / Pt) ** 0.5 if spec.sigma is None else float(spec.sigma)  # He: fan-in P
             w[t, :Pt] = torch.randn(Pt, generator=g) * std
         w, b = w.to(device), torch.zeros(T, P, device=device)
     return AdditiveEnsemble(feature, mask, m, w, b, sign=sign, nan_value=nan_value)

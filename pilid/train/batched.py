@@ -1,11 +1,12 @@
-"""`fit_batched`: T estimators trained as one ensemble (every parameter with a leading trial
-dimension), and the protocol an estimator follows to be trained that way.
+"""`fit_ensemble`: the engine as a function, T trials trained as one ensemble (every parameter
+with a leading trial dimension) from one `TrainSpec` and the trials' encoded data.
 
-Algorithm 1 of Guo et al., IJCAI 2020 for T trials at once: each estimator prepares its own data
-(`Trainable._prepare`: checks, encoding, scaling, the characteristic points of Definition 1 and
-its validation rows), the trials are stacked, the additive part is initialised (step 2: least
-squares of y on Phi, or Gaussian), the deep part is built from the trial seeds, `train_ensemble`
-runs step 3 and every trial's slice is copied back into its estimator as a T=1 module.
+Algorithm 1 of Guo et al., IJCAI 2020 for T trials at once: the trials' data (`Prepared`, each
+prepared by its estimator) are stacked, the additive part is initialised (step 2: least squares
+of y on Phi, or Gaussian), the deep part is built from the trial seeds, `train_ensemble` runs
+step 3, and each trial's slice is copied into a T=1 module, its `TrainedTrial`. It reads the
+`TrainSpec` and the data alone: no estimator (their side, `fit_batched`, is
+`pilid.models.fitting`).
 """
 
 from __future__ import annotations
@@ -16,30 +17,25 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from pilid.device import cpu_threads, resolve_device
-from pilid.errors import PilidError, TrainingDivergedError, TrainingDivergedWarning
+from pilid.errors import TrainingDivergedWarning
 from pilid.nn.additive import AdditiveEnsemble, difference_penalty
 from pilid.nn.ensemble import PiLiDEnsemble
 from pilid.nn.pairs import DeepWithPairs, PairTerms, coarse_pieces
 from pilid.nn.piecewise import compact_layout, phi_compact
-from pilid.parallel import torch_threads
 from pilid.streams import STREAM_FIT_SAMPLE, trial_rng
 from pilid.train.additive_start import (
     _build_additive,
     _check_phi_finite,
-    _column_names,
     _stack_weights,
     neighbour_pieces,
     piece_layout,
 )
-from pilid.train.divergence import divergence_reasons, lr_advice
+from pilid.train.divergence import divergence_reasons
 from pilid.train.encoding import deep_columns, deep_input
 from pilid.train.ensemble_data import EnsembleData
-from pilid.train.protocol import Prepared, Trainable, _missing_of
+from pilid.train.protocol import Prepared
+from pilid.train.spec import TrainedTrial, TrainSpec
 from pilid.train.trainer import evaluate_loss, train_ensemble
-
-#: What `fit_batched` does with a trial whose training diverged (`pilid.train.divergence`).
-ON_DIVERGENCE = ("raise", "flag")
 
 
 def with_pairs(deep, preps: list[Prepared]):
@@ -167,7 +163,7 @@ def _ensemble_data(preps: list[Prepared], device) -> EnsembleData:
     return data
 
 
-def _unstack(est: Trainable, model: PiLiDEnsemble, t: int, prep: Prepared) -> PiLiDEnsemble:
+def _unstack(spec: TrainSpec, model: PiLiDEnsemble, t: int, prep: Prepared) -> PiLiDEnsemble:
     """Trial t of the trained ensemble as a T=1 module on the CPU (exact copies)."""
     m = prep.X.shape[1]
     add = None
@@ -193,7 +189,7 @@ def _unstack(est: Trainable, model: PiLiDEnsemble, t: int, prep: Prepared) -> Pi
             add.b.copy_(sl(a.b))
     deep = None
     if model.deep is not None:
-        deep = with_pairs(est._build_deep(deep_width(prep), [prep.seed]), [prep])
+        deep = with_pairs(spec.build_deep(deep_width(prep), [prep.seed]), [prep])
         own = deep.state_dict()
         state = {k: v[t : t + 1].detach().cpu().clone() for k, v in model.deep.state_dict().items()}
         # a pair grid sized for the largest of the ensemble's trials: this trial's nodes
@@ -208,293 +204,80 @@ def _unstack(est: Trainable, model: PiLiDEnsemble, t: int, prep: Prepared) -> Pi
     return out.eval()
 
 
-def _fit_group(
-    ests: list[Trainable],
+def fit_ensemble(
+    spec: TrainSpec,
     preps: list[Prepared],
     device,
     piece_steps: bool = False,
     starts: dict | None = None,
-) -> None:
-    """Train the trials ``ests`` (one hyper-parameter set) as one ensemble and keep each one's
-    model. With a roughness penalty (``smoothness``), a trial whose training diverged is trained
-    again with the additive part's steps scaled by its pieces (``piece_steps``,
+) -> list[TrainedTrial]:
+    """Train the trials `preps` (one `TrainSpec`) as one ensemble: each trial's `TrainedTrial`,
+    in order. With a roughness penalty (``smoothness``), a trial whose training diverged is
+    trained again with the additive part's steps scaled by its pieces (``piece_steps``,
     `pilid.train.trainer.piece_step_scales`): Adam moves every piece by about ``lr`` a step, so
     many pieces held smooth can throw the least-squares start far off in the first steps. Only
     trials that diverged train twice; the others are the ensemble's first run. `starts`: the
     least-squares starts solved so far in this fit (`additive_start._build_additive`)."""
-    est0 = ests[0]
     data = _ensemble_data(preps, device)
-    T = len(ests)
+    T = len(preps)
     seeds = [p.seed for p in preps]
-    cfg = replace(est0._train_config(T), piece_steps=piece_steps, epoch_rows=EPOCH_ROWS)
+    cfg = replace(
+        spec.config, desc=f"{spec.name} x{T}", piece_steps=piece_steps, epoch_rows=EPOCH_ROWS
+    )
     data = data.sample_validation(SAMPLE_ROWS, seeds)
     sample = data.stacked(SAMPLE_ROWS, seeds)  # what the once-per-fit work reads
     large = data.shape[1] > SAMPLE_ROWS  # its least squares then matrix-free: linear in rows
     additive, roughness = None, None
-    if est0._has_additive:
-        _check_phi_finite(data, _column_names(est0, preps[0].X.shape[1]))
+    if spec.has_additive:
+        _check_phi_finite(data, spec.column_names(preps[0].X.shape[1]))
         layout = piece_layout(preps, device)
         if cfg.smoothness > 0:  # PiLiD's smoothness: the start, training and purification
             # many pieces held smooth are a resolution: steps that do not grow with it
             cfg = replace(cfg, neighbours=neighbour_pieces(preps, *layout))
             roughness = difference_penalty(cfg.neighbours, cfg.smoothness)
-        additive = _build_additive(est0, preps, sample, layout, roughness, large, starts)
-    deep = with_pairs(est0._build_deep(deep_width(preps[0]), seeds), preps)  # `deep_columns`
+        additive = _build_additive(spec, preps, sample, layout, roughness, large, starts)
+    deep = with_pairs(spec.build_deep(deep_width(preps[0]), seeds), preps)  # `deep_columns`
     model = PiLiDEnsemble(additive, deep, T).to(device)
-    result = train_ensemble(model, data, est0._phases(), cfg, seeds)
+    result = train_ensemble(model, data, list(spec.phases), cfg, seeds)
     # Read-only: the trained model's loss on its training rows (eval mode, no random draws).
     final = evaluate_loss(
-        model, sample.x, sample.phi, sample.y, est0._task, classes=cfg.classes, weights=sample.w
+        model, sample.x, sample.phi, sample.y, spec.task, classes=cfg.classes, weights=sample.w
     )
     diverged = divergence_reasons(
-        final, sample.y, result.train_loss, result.n_epochs, est0._task, cfg.classes, sample.w
+        final, sample.y, result.train_loss, result.n_epochs, spec.task, cfg.classes, sample.w
     )
     retry = []  # the trials to train again with the additive part's steps scaled
     if roughness is not None and not cfg.piece_steps:
         retry = [t for t in range(T) if diverged[t] is not None]
-    if getattr(est0, "purify", False) and additive is not None and deep is not None:
+    if spec.purify and additive is not None and deep is not None:
         # with smoothness the moved main effects are held as smooth as the shapes
         model.purify_(
             sample.x, sample.phi, weights=sample.w, roughness=roughness, matrix_free=large
         )
-    for t, (est, prep) in enumerate(zip(ests, preps)):
-        if t in retry:
-            continue
-        est.diverged_ = diverged[t]
+    trials = []
+    for t, prep in enumerate(preps):
         ne = int(result.n_epochs[t])  # the ensemble may run on after this trial finished
-        est.history_ = {
+        history = {
             "train_loss": result.train_loss[:ne, t].tolist(),
             "val_loss": result.val_loss[:ne, t].tolist(),
             "phase": [result.phase_names[k] for k in result.phase[:ne, t]],
             "epoch_seconds": result.epoch_seconds[:ne].tolist(),  # of the whole ensemble
         }
-        est.n_epochs_ = int(result.n_epochs[t])
-        est.best_epoch_ = int(result.best_epoch[t])
-        est.device_ = str(device)
-        if diverged[t] is not None:
-            continue  # no model to keep: `diverged_` says why, `history_` shows the losses
-        est.module_ = _unstack(est, model, t, prep)
-        est._finalize(prep)
-        est._after_fit()
+        module = None if diverged[t] is not None else _unstack(spec, model, t, prep)
+        trials.append(
+            TrainedTrial(module, history, ne, int(result.best_epoch[t]), str(device), diverged[t])
+        )
     if retry:
-        _fit_group([ests[t] for t in retry], [preps[t] for t in retry], device, True, starts)
-        rescued = sum(ests[t].diverged_ is None for t in retry)
+        again = fit_ensemble(spec, [preps[t] for t in retry], device, True, starts)
+        for t, trial in zip(retry, again):
+            trials[t] = trial
+        rescued = sum(trial.diverged is None for trial in again)
         if rescued:  # the others diverged again: their error says what to change
             warnings.warn(
-                f"{type(est0).__name__}: training diverged in {rescued} of {T} trials or bag "
+                f"{spec.name}: training diverged in {rescued} of {T} trials or bag "
                 "members with Adam's step on every piece; trained them again with the "
                 "additive part's steps scaled by its pieces",
                 TrainingDivergedWarning,
                 stacklevel=4,
             )
-
-
-def _prepare_all(ests, Xs, ys, ws) -> list[Prepared]:
-    """Every trial's `Trainable._prepare`; a warning several trials give alike (the same text,
-    e.g. a gamma too large for the rows) is shown once for the batch, not once per trial."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        preps = [
-            est._prepare(X, y) if w is None else est._prepare(X, y, sample_weight=w)
-            for est, X, y, w in zip(ests, Xs, ys, ws)
-        ]
-    seen = set()
-    for w in caught:
-        key = (w.category, str(w.message))
-        if key not in seen:
-            seen.add(key)
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    return preps
-
-
-def _fit_local(ests, Xs, ys, ws) -> list:
-    device = resolve_device(ests[0].device)
-    if device.type != "cpu":
-        return _fit_on(device, ests, Xs, ys, ws)
-    with torch_threads(cpu_threads()):  # the cores free now, not those others keep busy
-        return _fit_on(device, ests, Xs, ys, ws)
-
-
-def _fit_on(device, ests, Xs, ys, ws) -> list:
-    preps = _prepare_all(ests, Xs, ys, ws)
-    m = {p.X.shape[1] for p in preps}
-    if len(m) > 1:
-        raise PilidError(
-            f"fit_batched got data with different numbers of features {sorted(m)}; trials of "
-            "one batch must share the columns"
-        )
-    # What trains: each estimator itself, or its bag's members (`Trainable._members`); then
-    # what the estimators ask to train next (`Trainable._more_members`), if anything.
-    units = [unit for est, p in zip(ests, preps) for unit in est._members(p)]
-    starts: dict = {}  # least-squares starts, solved once per fit (`_build_additive`)
-    while units:
-        _fit_units(units, device, starts)
-        units = []
-        for est in ests:
-            est._collect()
-            units += est._more_members()
-    return ests
-
-
-def _fit_units(units: list, device, starts: dict | None = None) -> None:
-    """Train `units` ((Trainable, Prepared) pairs) as ensembles: trials stack when their
-    training/validation row counts agree; others form their own groups. The K trials of a
-    softmax group (K classes) stay together, in order."""
-    groups: dict[tuple, list[int]] = {}
-    for i, (est, p) in enumerate(units):
-        key = (len(p.train_idx), len(p.val_idx), int(getattr(est, "_softmax_classes", 1)))
-        key += (tuple(np.flatnonzero(_missing_of(p)).tolist()),)  # same missing-value columns
-        key += (deep_width(p),)  # as many deep inputs (a one-hot feature: one per level)
-        key += (p.train_weight is not None, p.weight is not None)  # weighted with weighted
-        cfg = est._train_config(1)  # what the unit trains with, as the estimator says it
-        key += (cfg.smoothness, cfg.lam)  # one weight of each per ensemble
-        key += (None if p.pairs is None else len(p.pairs),)  # as many pair terms
-        groups.setdefault(key, []).append(i)
-    for idx in groups.values():
-        _fit_group([units[i][0] for i in idx], [units[i][1] for i in idx], device, False, starts)
-
-
-def _fit_chunk(job):
-    """One worker's share of `fit_batched`: (chunk index, its estimators fitted), one thread."""
-    index, ests, Xs, ys, ws = job
-    torch.set_num_threads(1)
-    return index, _fit_local(ests, Xs, ys, ws)
-
-
-def _canonical(value):
-    """A hyper-parameter value compared by content: tuples as lists, arrays as nested lists."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, list | tuple):
-        return [_canonical(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _canonical(v) for k, v in value.items()}
-    return value
-
-
-def _same_params(a: dict, b: dict) -> bool:
-    return a.keys() == b.keys() and all(_canonical(a[k]) == _canonical(b[k]) for k in a)
-
-
-def fit_batched(
-    estimators,
-    Xs,
-    ys,
-    n_jobs: int | None = 1,
-    on_divergence: str = "raise",
-    sample_weights=None,
-) -> list:
-    """Fit T estimators of one class and hyper-parameters (`random_state` may differ), each on
-    its own (X, y), as one ensemble with a leading trial dimension; returns them, fitted in place.
-
-    Trial t equals, within float tolerance, ``clone(estimators[t]).fit(Xs[t], ys[t])`` (with
-    ``sample_weight=sample_weights[t]`` when given; weighted and unweighted trials train in
-    separate ensembles).
-    ``n_jobs`` > 1 splits the trials over that many one-thread worker processes (CPU), each
-    training its share as an ensemble (joblib's loky workers: unlike the runner's spawn pool,
-    `pilid.parallel`, they work from a script without a ``__main__`` guard and from a notebook).
-    Hyper-parameters are compared by content, so ``hidden_layers=(16, 8)`` and ``[16, 8]`` are
-    the same setting.
-
-    A trial whose training diverged (`pilid.train.divergence`: a NaN/inf training loss, or a
-    training loss more than 10 times a constant prediction's) keeps no model: its ``diverged_``
-    says why (None for the others) and ``history_`` holds its losses. ``on_divergence="raise"``
-    (default) then raises `pilid.errors.TrainingDivergedError` (one line naming the trials and
-    the ``lr`` to try) once every trial has trained; ``"flag"`` returns the estimators as they
-    are, the other trials fitted as usual (the runner records those and reports the others).
-
-    Parameters
-    ----------
-    estimators : list of estimators
-        T unfitted `Trainable` estimators of one class and hyper-parameters.
-    Xs, ys : list of array-like
-        Each trial's training data.
-    n_jobs : int or None, default=1
-        Worker processes (CPU); None or 1: in this process.
-    on_divergence : {"raise", "flag"}, default="raise"
-        What a diverged trial does.
-    sample_weights : list of array-like or None, default=None
-        Each trial's sample weights (one per row of its X, or None for an unweighted trial),
-        as ``fit(X, y, sample_weight=w)`` takes them; None: every trial unweighted.
-
-    Returns
-    -------
-    list of estimators
-        ``estimators``, fitted in place.
-    """
-    if on_divergence not in ON_DIVERGENCE:
-        raise PilidError(
-            f"on_divergence={on_divergence!r} is unknown; use one of {', '.join(ON_DIVERGENCE)}"
-        )
-    estimators = list(estimators)
-    Xs, ys = list(Xs), list(ys)
-    ws = [None] * len(Xs) if sample_weights is None else list(sample_weights)
-    if not estimators:
-        return []
-    if not (len(estimators) == len(Xs) == len(ys)):
-        raise PilidError(
-            f"fit_batched got {len(estimators)} estimators, {len(Xs)} X and {len(ys)} y; pass "
-            "one X and one y per estimator"
-        )
-    if len(ws) != len(Xs):
-        raise PilidError(
-            f"fit_batched got {len(ws)} sample_weights for {len(Xs)} X; pass one (an array, "
-            "or None) per estimator"
-        )
-    cls = type(estimators[0])
-    if not isinstance(estimators[0], Trainable):
-        raise PilidError(f"{cls.__name__} cannot be trained by fit_batched; use its fit method")
-    ref = {k: v for k, v in estimators[0].get_params(deep=False).items() if k != "random_state"}
-    for est in estimators[1:]:
-        params = {k: v for k, v in est.get_params(deep=False).items() if k != "random_state"}
-        if type(est) is not cls or not _same_params(params, ref):
-            raise PilidError(
-                "fit_batched needs estimators of one class with the same hyper-parameters "
-                "(only random_state may differ); fit the others separately"
-            )
-    n_jobs = 1 if n_jobs is None else int(n_jobs)
-    if n_jobs <= 1 or len(estimators) == 1:
-        _fit_local(estimators, Xs, ys, ws)
-    else:
-        _fit_in_workers(estimators, Xs, ys, ws, n_jobs)
-    if on_divergence == "raise":
-        _raise_if_diverged(estimators)
-    return estimators
-
-
-def _raise_if_diverged(estimators) -> None:
-    """`TrainingDivergedError` on one line when some trial's training diverged."""
-    bad = [t for t, est in enumerate(estimators) if getattr(est, "diverged_", None)]
-    if not bad:
-        return
-    est = estimators[bad[0]]
-    name = type(est).__name__
-    if len(estimators) == 1:
-        where = f"({est.diverged_})"
-    else:
-        noun = "trial" if len(bad) == 1 else "trials"
-        listed = ", ".join(str(t) for t in bad)
-        where = f"in {noun} {listed} of {len(estimators)} (trial {bad[0]}: {est.diverged_})"
-    error = TrainingDivergedError(
-        f"{name}: training diverged {where}; {lr_advice(getattr(est, 'lr', None))}"
-    )
-    error.reason = est.diverged_  # the clause alone, for callers that word their own line
-    raise error
-
-
-def _fit_in_workers(estimators, Xs, ys, ws, n_jobs: int) -> None:
-    """`fit_batched` over ``n_jobs`` one-thread loky workers, each fitting a share of the trials;
-    every estimator takes its fitted copy's state."""
-    from joblib import Parallel, delayed
-
-    chunks = [c for c in np.array_split(np.arange(len(estimators)), n_jobs) if len(c)]
-    jobs = [
-        (k, [estimators[i] for i in c], [Xs[i] for i in c], [ys[i] for i in c], [ws[i] for i in c])
-        for k, c in enumerate(chunks)
-    ]
-    for k, fitted in Parallel(n_jobs=len(chunks), backend="loky")(
-        delayed(_fit_chunk)(job) for job in jobs
-    ):
-        for i, f in zip(chunks[k], fitted):
-            estimators[i].__dict__.clear()  # no attribute of an earlier fit survives
-            estimators[i].__dict__.update(f.__dict__)
+    return trials

@@ -1,17 +1,17 @@
-"""What the training engine (`pilid.train.batched.fit_batched`) works on: `Prepared`, one trial's
-data ready to stack (encoded X, target, split, scaling, Phi's knots), and `Trainable`, the hooks an
-estimator gives the engine (its data, its blocks, its `TrainConfig`, what to keep after training).
+"""What the training engine (`pilid.train.batched.fit_ensemble`) works on: `Prepared`, one
+trial's data ready to stack (encoded X, target, split, scaling, Phi's knots); and `Trainable`,
+the hooks an estimator gives `pilid.models.fitting.fit_batched` (its data, its `TrainSpec`, what
+to keep after training), which calls them; the engine never does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from pilid.nn.piecewise import Knots
-from pilid.train.trainer import Phase, TrainConfig
+from pilid.train.spec import TrainSpec
 
 
 @dataclass
@@ -52,32 +52,21 @@ class Prepared:
 
 
 class Trainable:
-    """What `fit_batched` asks of an estimator (`pilid.estimators.neural.NeuralEstimator` has
-    it all).
+    """What an estimator gives to be trained by `pilid.models.fitting.fit_batched`
+    (`pilid.estimators.neural.NeuralEstimator` has it all); the engine itself
+    (`pilid.train.batched.fit_ensemble`) reads only a `TrainSpec` and the `Prepared` data.
 
-    T = number of trials trained together. Besides `get_params` (scikit-learn: trials of one
-    batch share their hyper-parameters but `random_state`) and ``device`` (where the ensemble
-    trains, `pilid.device.resolve_device`):
+    Besides `get_params` (scikit-learn: trials of one batch share their hyper-parameters but
+    `random_state`) and ``device`` (where the ensemble trains, `pilid.device.resolve_device`):
 
-    * ``_task``: "regression" or "classification"; ``_has_additive``: False drops the
-      piecewise-linear component. With it, ``init`` ("lstsq" or "gaussian") and ``sigma`` (std
-      of the Gaussian w, None: He) choose Algorithm 1's start; ``purify`` (optional, default
-      False) moves the deep part's main effect into the additive part after training.
     * ``_prepare(X, y) -> Prepared``: the checked, encoded trial data (resets fitted state);
       ``_prepare(X, y, sample_weight=w)`` when the trial has sample weights (`Prepared`'s
       ``weight`` and ``train_weight``).
-    * ``_build_deep(n_features, seeds) -> nn.Module | None``: the deep component for T trials
-      (trial t's slice initialised from ``seeds[t]`` alone); ``forward(x (T, B, m)) -> (T, B)``
-      (``n_features`` is `deep_width`: m, a one-hot feature's levels instead of its one
-      column, plus a missing indicator per feature with NaN)
-      (``forward(x, phi)`` when the module has ``uses_phi = True``); every parameter and
-      buffer has the trials as its first dimension, trial t's slice read by trial t alone
-      after training (`pilid.train.batched` copies it into the trial's T=1 module, built by
-      the same hook from ``[seeds[t]]``).
-    * ``_phases() -> list[Phase]``: the training schedule.
-    * ``_train_config(n_trials) -> TrainConfig``: optimiser, penalties and the extra loss.
-    * ``_finalize(prep)``, ``_after_fit()``: fitted attributes once ``module_`` (the T=1 module,
-      on the CPU) is set.
+    * ``_train_spec() -> TrainSpec``: what its trials train (`pilid.train.spec.TrainSpec`: the
+      schedule, the optimiser and penalties, the deep part's builder, the additive part's start,
+      purification, monotone signs), read once its data is prepared.
+    * ``_finalize(prep)``, ``_after_fit()``: fitted attributes once ``module_`` (the trial's
+      T=1 module, on the CPU, `pilid.train.spec.TrainedTrial`) is set.
     * ``_members(prep) -> list[(Trainable, Prepared)]``: what trains for this estimator (default
       itself on its own data; a bag, `pilid.models.bagging`, gives its members, each with its
       own rows and seed, and they train as trials of the same ensemble); ``_collect()`` runs
@@ -86,22 +75,10 @@ class Trainable:
       estimator decided on the units it trained first asks for more).
     """
 
-    _task = "regression"
-    _has_additive = True
-
     def _prepare(self, X, y) -> Prepared:
         raise NotImplementedError
 
-    def _build_deep(self, n_features: int, seeds: Sequence[int]):
-        return None
-
-    def _extra_loss(self, model, x):
-        return None
-
-    def _phases(self) -> list[Phase]:
-        raise NotImplementedError
-
-    def _train_config(self, n_trials: int) -> TrainConfig:
+    def _train_spec(self) -> TrainSpec:
         raise NotImplementedError
 
     def _finalize(self, prep: Prepared) -> None:
