@@ -279,6 +279,19 @@ def _not_numbers(X) -> tuple[int, np.ndarray, int] | None:
     return None
 
 
+def _frame_floats(est, X) -> np.ndarray | None:
+    """At prediction, a coded frame whose columns are all numbers as float64 (n, m), its names
+    and width checked as scikit-learn's `validate_data` checks them, without its conversion's
+    overhead (the same numbers: pandas' missing values as NaN); None for any other input, which
+    `validate_data` converts or refuses in its own words."""
+    if not isinstance(X, pd.DataFrame) or X.shape[0] == 0:
+        return None
+    if not all(pd.api.types.is_numeric_dtype(t) for t in X.dtypes.tolist()):
+        return None
+    validate_data(est, X, reset=False, skip_check_array=True)
+    return X.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
 class InputMixin:
     """X and y of the neural estimators (fit and predict); see the module docstring."""
 
@@ -436,10 +449,19 @@ class InputMixin:
             arr = np.asarray(X)
             j = int(np.flatnonzero(np.any(arr.imag != 0, axis=0))[:1].sum()) if arr.ndim == 2 else 0
             raise PilidError(_complex_message(f"{j} of X", j))
+        floats = None if fit else _frame_floats(self, X)  # prediction's quick path
         try:
-            X = validate_data(
-                self, X, reset=fit, dtype=np.float64, ensure_all_finite=False, ensure_min_samples=1
-            )
+            if floats is not None:
+                X = floats
+            else:
+                X = validate_data(
+                    self,
+                    X,
+                    reset=fit,
+                    dtype=np.float64,
+                    ensure_all_finite=False,
+                    ensure_min_samples=1,
+                )
         except ValueError:
             found = _not_numbers(X) if shape is not None and len(shape) == 2 else None
             if found is None:
