@@ -16,11 +16,7 @@ the two codes' interaction grids (``interaction_grid``: the same numbers, or not
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,7 +24,7 @@ for path in (REPO, REPO / "benchmarks"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from bench_since import export_package  # noqa: E402  (benchmarks/: scripts, not a package)
+from bench_since import then_and_now  # noqa: E402  (benchmarks/: scripts, not a package)
 
 #: What each process runs: the fit, the timed calls, the grid written for the comparison.
 CHILD = """
@@ -53,21 +49,9 @@ for _ in range({repeats}):
     model.plot_interaction("x0", "x1")
     seconds.append(time.perf_counter() - start)
 grid = model.interaction_grid("x0", "x1")
-np.save({grid!r}, grid["value"].to_numpy())
-print(json.dumps({{"seconds": min(seconds), "pilid": __import__("pilid").__file__}}))
+np.save({saved!r}, grid["value"].to_numpy())
+print(json.dumps({{"seconds": min(seconds), "file": __import__("pilid").__file__}}))
 """
-
-
-def run_one(tree: Path, repeats: int, threads: int, grid: Path) -> dict:
-    """One code's fastest ``plot_interaction`` call, in a process importing pilid from `tree`."""
-    code = CHILD.format(tree=str(tree), threads=threads, repeats=repeats, grid=str(grid))
-    env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": str(threads)}
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"bench_interaction: the run in {tree} failed: {done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -76,21 +60,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2, help="torch threads per process")
     args = parser.parse_args(argv)
-    import numpy as np
-
-    with tempfile.TemporaryDirectory() as folder:
-        folder = Path(folder)
-        earlier = export_package(args.since, folder / "earlier")
-        then = run_one(earlier, args.repeats, args.threads, folder / "then.npy")
-        now = run_one(REPO, args.repeats, args.threads, folder / "now.npy")
-        gap = float(np.max(np.abs(np.load(folder / "then.npy") - np.load(folder / "now.npy"))))
-    if then["pilid"] == now["pilid"]:
-        raise SystemExit(f"bench_interaction: both runs imported {now['pilid']}")
+    code = CHILD.replace("{threads}", str(args.threads)).replace("{repeats}", str(args.repeats))
+    then, now, gap = then_and_now(args.since, code, args.threads, "bench_interaction")
     print(
         f"plot_interaction('x0', 'x1') on the getting-started model ({args.threads} threads, "
         f"best of {args.repeats}): {args.since} {then['seconds']:.2f} s, now "
         f"{now['seconds']:.2f} s, {then['seconds'] / now['seconds']:.1f}x faster; the grids "
-        f"differ by at most {gap:.1e} ({then['pilid']} against {now['pilid']})"
+        f"differ by at most {gap:.1e} ({then['file']} against {now['file']})"
     )
 
 

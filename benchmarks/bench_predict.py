@@ -20,11 +20,7 @@ probabilities.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,7 +28,7 @@ for path in (REPO, REPO / "benchmarks"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from bench_since import export_package  # noqa: E402  (benchmarks/: scripts, not a package)
+from bench_since import then_and_now  # noqa: E402  (benchmarks/: scripts, not a package)
 
 #: What each process runs: the fits, the interleaved timed calls, the probabilities written.
 CHILD = """
@@ -57,25 +53,12 @@ for _ in range({repeats}):
         start = time.perf_counter()
         est.predict_proba(X_test)
         seconds[name].append(time.perf_counter() - start)
-np.save({proba!r}, model.predict_proba(X_test))
+np.save({saved!r}, model.predict_proba(X_test))
 print(json.dumps({{
     "pilid": min(seconds["pilid"]), "ebm": min(seconds["ebm"]), "rows": len(X_test),
     "file": __import__("pilid").__file__,
 }}))
 """
-
-
-def run_one(tree: Path, repeats: int, threads: int, proba: Path) -> dict:
-    """One code's fastest ``predict_proba`` calls (PiLiD's and EBM's), in a process importing
-    pilid from `tree`."""
-    code = CHILD.format(tree=str(tree), threads=threads, repeats=repeats, proba=str(proba))
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"bench_predict: the run in {tree} failed: {done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -84,16 +67,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--threads", type=int, default=1, help="torch threads per process")
     args = parser.parse_args(argv)
-    import numpy as np
-
-    with tempfile.TemporaryDirectory() as folder:
-        folder = Path(folder)
-        earlier = export_package(args.since, folder / "earlier")
-        then = run_one(earlier, args.repeats, args.threads, folder / "then.npy")
-        now = run_one(REPO, args.repeats, args.threads, folder / "now.npy")
-        gap = float(np.max(np.abs(np.load(folder / "then.npy") - np.load(folder / "now.npy"))))
-    if then["file"] == now["file"]:
-        raise SystemExit(f"bench_predict: both runs imported {now['file']}")
+    code = CHILD.replace("{threads}", str(args.threads)).replace("{repeats}", str(args.repeats))
+    then, now, gap = then_and_now(args.since, code, args.threads, "bench_predict")
     ms = {k: 1e3 * v for k, v in (("then", then["pilid"]), ("now", now["pilid"]))}
     ebm = 1e3 * min(then["ebm"], now["ebm"])
     print(

@@ -19,6 +19,7 @@ process runs ``--threads`` torch threads (default 1, as the suite's fits).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pickle
 import subprocess
@@ -51,6 +52,35 @@ def export_package(commit: str, into: Path) -> Path:
     with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
         tar.extractall(into, filter="data")
     return into
+
+
+def then_and_now(since: str, code: str, threads: int, script: str) -> tuple[dict, dict, float]:
+    """Run `code` (a Python source with ``{tree}`` and ``{saved}`` to fill: the folder to import
+    pilid from, the ``.npy`` file to save its numbers to; its last line of output JSON with the
+    imported ``file``) once with commit `since`'s exported pilid and once with this checkout's,
+    each in its own process on `threads` threads; returns both outputs and the largest absolute
+    difference between the two saved arrays. Stops in one line if a run fails or both imported
+    the same pilid."""
+    import numpy as np
+
+    outputs = []
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        earlier = export_package(since, folder / "earlier")
+        for tree, saved in ((earlier, folder / "then.npy"), (REPO, folder / "now.npy")):
+            source = code.format(tree=str(tree), saved=str(saved))
+            env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+            done = subprocess.run(
+                [sys.executable, "-c", source], capture_output=True, text=True, env=env
+            )
+            if done.returncode != 0:
+                raise SystemExit(f"{script}: the run in {tree} failed: {done.stderr[-2000:]}")
+            outputs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+        gap = float(np.max(np.abs(np.load(folder / "then.npy") - np.load(folder / "now.npy"))))
+    then, now = outputs
+    if then["file"] == now["file"]:
+        raise SystemExit(f"{script}: both runs imported {now['file']}")
+    return then, now, gap
 
 
 def child_job(path: Path, script: str = __file__) -> dict:

@@ -21,6 +21,7 @@ from pilid.experiments.model_config import builtin_estimator
 from pilid.models.params import ParamError
 from pilid.schema import ESTIMATOR_TRAIN_KEYS as TRAIN_KEYS
 from pilid.schema import SCHEMAS
+from studies._levers import LEVERS
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 #: The built-in models (each with a schema); today's peers have tests of their own.
@@ -236,18 +237,7 @@ def test_param_error_survives_pickling_across_processes():
     )
 
 
-@pytest.mark.parametrize(
-    "lever",
-    [
-        "schedule",
-        "lr_decay",
-        "bag_validation",
-        "deep_bins",
-        "deep_ensemble",
-        "min_frequency",
-        "choice_members",
-    ],
-)
+@pytest.mark.parametrize("lever", [lever.name for lever in LEVERS])
 def test_a_lever_that_was_not_adopted_is_no_key_of_pilids_configs(lever):
     """The levers measured and not adopted (the studies' `studies._levers.LEVERS`) are no
     parameters of the estimators and no config keys: the command line refuses them as unknown

@@ -228,17 +228,16 @@ def validation_loss(est, prep) -> float:
     return float(np.average(loss, weights=weight))
 
 
-def collect(est) -> None:
-    """`Trainable._collect` of an estimator with ``smoothness="auto"`` or ``pairs="auto"``: each
-    candidate gathers its members, and the estimator takes the fitted attributes of the one with
-    the lower validation loss (the first on a tie; one that diverged only if all did), plus
+def choose(members: list, prep, loss=None) -> tuple[int, pd.DataFrame]:
+    """Each candidate gathers its members (`Trainable._collect`); the index of the one of lower
+    ``loss(member, prep)`` (default `validation_loss`; the first on a tie), and the table
     ``shape_choice_``: per candidate ``gamma``, ``smoothness``, ``pairs`` (how many pair
     terms), ``val_loss``, ``chosen``."""
-    prep, members = est.__dict__.pop("_candidates")
+    loss = validation_loss if loss is None else loss
     losses = []
     for member in members:
         member._collect()
-        losses.append(validation_loss(member, prep))
+        losses.append(loss(member, prep))
     best = int(np.argmin(losses))
     choice = pd.DataFrame(
         {
@@ -249,6 +248,17 @@ def collect(est) -> None:
             "chosen": [i == best for i in range(len(members))],
         }
     )
+    return best, choice
+
+
+def collect(est) -> None:
+    """`Trainable._collect` of an estimator with ``smoothness="auto"`` or ``pairs="auto"``: each
+    candidate gathers its members, and the estimator takes the fitted attributes of the one with
+    the lower validation loss (the first on a tie; one that diverged only if all did), plus
+    ``shape_choice_``: per candidate ``gamma``, ``smoothness``, ``pairs`` (how many pair
+    terms), ``val_loss``, ``chosen``."""
+    prep, members = est.__dict__.pop("_candidates")
+    best, choice = choose(members, prep)
     _take_fitted(est, members[best])
     est.shape_choice_ = choice
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import pandas as pd
 from sklearn.base import clone
 
 from pilid.models import shape_choice
@@ -194,21 +193,8 @@ def collect(est) -> None:
         return
     prep, members, *rest = est.__dict__.pop("_candidates")
     rest = rest[0] if rest else []  # each candidate's members left to train (`choice_members`)
-    losses = []
-    for member in members:
-        member._collect()
-        losses.append(validation_loss(member, prep))
-    best = int(np.argmin(losses))
+    best, choice = shape_choice.choose(members, prep, validation_loss)
     chosen = members[best]
-    choice = pd.DataFrame(
-        {
-            "gamma": [m.gamma_ for m in members],
-            "smoothness": [m.smoothness_ for m in members],
-            "pairs": [len(getattr(m, "pairs_", [])) for m in members],
-            "val_loss": losses,
-            "chosen": [i == best for i in range(len(members))],
-        }
-    )
     if rest and not getattr(chosen, "diverged_", None):  # its other members train next
         bag_prep, others = rest[best]
         chosen._bag = (bag_prep, [*chosen.estimators_, *(m for m, _ in others)])
