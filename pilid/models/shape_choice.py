@@ -45,9 +45,11 @@ __all__ = [
     "SMOOTH_PIECES",
     "SMOOTH_WEIGHT",
     "candidate_members",
+    "choose",
     "chooses",
     "collect",
     "has_rows_to_choose_on",
+    "out_of_bag_mean",
     "pair_counts",
 ]
 
@@ -197,16 +199,23 @@ def out_of_bag(est, prep) -> tuple[np.ndarray, np.ndarray]:
     bag = _bag_outputs(est)
     if bag is None:
         return np.arange(0), np.zeros(0)
-    member_rows, raw_of = bag
     train = sample_rows(np.asarray(prep.train_idx), prep.seed)
-    total, count = np.zeros(len(train)), np.zeros(len(train))
+    return out_of_bag_mean(*bag, prep.X, train, len(train))
+
+
+def out_of_bag_mean(member_rows, raw_of, X, train, width) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of ``train`` (indices into X), the mean of ``raw_of(b, rows of X)`` over
+    the members b whose rows (``member_rows[b]``) missed it, in an array of shape `width`
+    (rows, or rows x K); returns (the rows some member missed, their means)."""
+    total, count = np.zeros(width), np.zeros(len(train))
     for b, rows in enumerate(member_rows):
         missed = ~np.isin(train, rows)
         if missed.any():
-            total[missed] += raw_of(b, prep.X[train[missed]])
+            total[missed] += raw_of(b, X[train[missed]])
             count[missed] += 1
     seen = count > 0
-    return train[seen], total[seen] / count[seen]
+    share = count[seen] if total.ndim == 1 else count[seen, None]
+    return train[seen], total[seen] / share
 
 
 def validation_loss(est, prep) -> float:

@@ -118,18 +118,9 @@ def out_of_bag(est, prep) -> tuple[np.ndarray, np.ndarray]:
     bag = _bag_outputs(est)
     if bag is None:
         return np.arange(0), np.zeros(0)
-    member_rows, raw_of = bag
     train = sample_rows(fit_rows(prep), prep.seed)
     width = (len(train), len(est.classes_)) if est._multiclass() else len(train)
-    total, count = np.zeros(width), np.zeros(len(train))
-    for b, rows in enumerate(member_rows):
-        missed = ~np.isin(train, rows)
-        if missed.any():
-            total[missed] += raw_of(b, prep.X[train[missed]])
-            count[missed] += 1
-    seen = count > 0
-    share = count[seen] if total.ndim == 1 else count[seen, None]
-    return train[seen], total[seen] / share
+    return shape_choice.out_of_bag_mean(*bag, prep.X, train, width)
 
 
 def validation_loss(est, prep) -> float:
