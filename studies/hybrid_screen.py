@@ -1,0 +1,375 @@
+"""Glass mode and EBM's pair budget, screened on a fixed subset of the suite (issue 64, 1 and 3).
+
+A REDUCED screening: the tables `SCREEN_TABLES` (6 of the development suite's 15), splits 0 and 1
+(`SCREEN_SPLITS`, 2 of `studies.dev_suite`'s 5) and one model seed (``random_state`` = the split
+seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDRegressor`` /
+``PiLiDClassifier`` with the library defaults and a few changes:
+
+- ``defaults``: the library defaults (its rows are ``dev_suite.csv``'s ``pilid`` rows at offset 0);
+- ``glass``: ``hidden_layers=None``, the additive part alone ("glass mode"), ``pairs`` at the
+  default (``"auto"``);
+- ``glass_ebm_pairs``: glass mode with EBM 0.7.8's pair budget, ``pairs=k`` (exactly FAST's first
+  k pairs, no choice): k = 3 m for classification and 5 m for regression, m the columns of the
+  table's X, capped at m (m - 1) / 2, the pairs there are (`pair_budget`);
+- ``glass_ebm_pairs_steps``: the same, and every numeric column with at most `STEP_LEVELS`
+  distinct values in the split's training rows cast to a pandas category (`StepsCast`: one level
+  per value, a step per value as EBM bins each distinct value; decided on the training rows
+  alone, a test value not among them an unseen level);
+- ``hybrid_ebm_pairs``: the library defaults (with the MLP) and EBM's pair budget;
+- ``hybrid_ebm_pairs_steps``: the same with the steps cast.
+
+Every fit is `studies.dev_suite.fit_and_score` on `pilid.data.suite.load_suite_table`'s table (the
+split, the test rows, the metric, the deep part's share); the CSV adds ``n_features`` (the columns
+the fitted model took), ``n_pairs`` (its pair terms, ``pairs_``: the chosen candidate's under
+``"auto"``), ``pairs_asked`` (the int given, or -1 for ``"auto"``) and ``n_steps`` (the columns
+cast). Results, one row per (variant, table, split): ``results/studies/hybrid_screen.csv``,
+resumable (cells there are skipped), rewritten whole after every fit (`dev_suite.write_frame`,
+`pilid.atomic.replacing`); the cells run variant by variant (the variants' order as given), so an
+interrupted run has whole variants.
+
+The summary (`format_summary`) reads the baseline ``defaults`` per cell from this CSV where it has
+the cell, else from ``dev_suite.csv``'s ``pilid`` rows (offset 0, the same fits), and says how many
+came from each; EBM's rows from ``dev_suite.csv`` (model ``ebm``, offset 0; computers has none).
+Fit seconds were measured beside another job on a 2-core machine: a rough guide.
+
+    OMP_NUM_THREADS=1 nice -n 10 python -m studies hybrid_screen --variants glass glass_ebm_pairs \
+        glass_ebm_pairs_steps hybrid_ebm_pairs hybrid_ebm_pairs_steps
+    python -m studies hybrid_screen --summary-only               # print the CSV's summary
+    python -m studies hybrid_screen --summary-only --write-log   # and write hybrid_screen.log
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, clone
+from tqdm import tqdm
+
+from pilid.atomic import replacing
+from pilid.data.suite import load_suite_table
+from pilid.tasks import LOWER_IS_BETTER
+from studies import dev_suite
+
+REPO = Path(__file__).resolve().parent.parent
+OUT = REPO / "results" / "studies" / "hybrid_screen.csv"
+LOG = REPO / "results" / "studies" / "hybrid_screen.log"
+SCREEN_TABLES = ("hmda", "attrition", "wage", "credit_data", "computers", "mlc_churn")
+SCREEN_SPLITS = (0, 1)
+KEY = ["variant", "table", "split"]
+COLUMNS = [
+    *KEY,
+    "task",
+    "metric",
+    "value",
+    "fit_seconds",
+    "n_train",
+    "n_test",
+    "deep_share",
+    "n_features",
+    "n_pairs",
+    "pairs_asked",
+    "n_steps",
+]
+#: A numeric column with at most this many distinct training values becomes a category.
+STEP_LEVELS = 12
+#: EBM 0.7.8's default pair budget per column of X: ``interactions=3x`` (classification) and
+#: ``5x`` (regression).
+EBM_PAIRS_PER_COLUMN = {"classification": 3, "regression": 5}
+
+#: Variant -> (constructor parameters on top of the library defaults, EBM's pair budget, steps).
+VARIANTS = {
+    "defaults": ({}, False, False),
+    "glass": ({"hidden_layers": None}, False, False),
+    "glass_ebm_pairs": ({"hidden_layers": None}, True, False),
+    "glass_ebm_pairs_steps": ({"hidden_layers": None}, True, True),
+    "hybrid_ebm_pairs": ({}, True, False),
+    "hybrid_ebm_pairs_steps": ({}, True, True),
+}
+#: The commands of the screening, written at the top of the log.
+RUN_COMMAND = (
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants glass glass_ebm_pairs glass_ebm_pairs_steps hybrid_ebm_pairs "
+    "hybrid_ebm_pairs_steps > /tmp/hybrid_screen.out 2>&1 &"
+)
+SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
+
+
+def pair_budget(task: str, m: int) -> int:
+    """EBM 0.7.8's pair budget for ``m`` columns (`EBM_PAIRS_PER_COLUMN` x m), capped at the
+    m (m - 1) / 2 pairs there are."""
+    return int(min(EBM_PAIRS_PER_COLUMN[task] * m, m * (m - 1) // 2))
+
+
+def step_columns(X: pd.DataFrame, max_levels: int = STEP_LEVELS) -> dict:
+    """The numeric (non-category) columns of ``X`` with at most ``max_levels`` distinct values,
+    each with its sorted values (NaN left out): ``{column: [values]}``."""
+    found = {}
+    for name in X.columns:
+        col = X[name]
+        if isinstance(col.dtype, pd.CategoricalDtype) or not pd.api.types.is_numeric_dtype(col):
+            continue
+        if pd.api.types.is_bool_dtype(col):
+            continue
+        values = np.sort(col.dropna().unique())
+        if len(values) <= max_levels:
+            found[name] = list(values)
+    return found
+
+
+def cast_steps(X: pd.DataFrame, levels: dict) -> pd.DataFrame:
+    """``X`` with each column of ``levels`` a pandas category whose categories are its training
+    values (``levels[column]``) followed by any other value the rows hold, so that PiLiD sees a
+    value not seen in fit as an unseen level (its feature's average contribution, 0)."""
+    if not levels:
+        return X
+    X = X.copy()
+    for name, seen in levels.items():
+        extra = sorted(set(X[name].dropna().unique()) - set(seen))
+        X[name] = pd.Categorical(X[name], categories=[*seen, *extra])
+    return X
+
+
+class StepsCast(BaseEstimator):
+    """``estimator`` fitted on X with the numeric columns of at most ``max_levels`` distinct
+    training values as categories (`step_columns` on the rows ``fit`` gets, `cast_steps`), and
+    the same columns cast the same way wherever it predicts (``predict``, ``predict_proba``,
+    ``decision_function``, ``decompose``). ``estimator_`` is the fitted estimator,
+    ``step_levels_`` the cast columns and their training values."""
+
+    def __init__(self, estimator, max_levels: int = STEP_LEVELS):
+        self.estimator = estimator
+        self.max_levels = max_levels
+
+    def fit(self, X, y, **fit_params):
+        """Decide the columns on these (training) rows, cast them and fit a clone."""
+        self.step_levels_ = step_columns(X, self.max_levels)
+        self.estimator_ = clone(self.estimator).fit(cast_steps(X, self.step_levels_), y)
+        if hasattr(self.estimator_, "classes_"):
+            self.classes_ = self.estimator_.classes_
+        return self
+
+    def predict(self, X):
+        """The fitted estimator's ``predict`` on the cast rows."""
+        return self.estimator_.predict(cast_steps(X, self.step_levels_))
+
+    def predict_proba(self, X):
+        """The fitted estimator's ``predict_proba`` on the cast rows."""
+        return self.estimator_.predict_proba(cast_steps(X, self.step_levels_))
+
+    def decision_function(self, X):
+        """The fitted estimator's ``decision_function`` on the cast rows."""
+        return self.estimator_.decision_function(cast_steps(X, self.step_levels_))
+
+    def decompose(self, X):
+        """The fitted estimator's ``decompose`` on the cast rows (`dev_suite.deep_share`)."""
+        return self.estimator_.decompose(cast_steps(X, self.step_levels_))
+
+
+def make_variant(variant: str, task: str, seed: int, m: int):
+    """The estimator of ``variant`` for ``task`` on a table of ``m`` columns, ``random_state`` =
+    ``seed``, and the ``pairs`` asked (-1: the library's ``"auto"``)."""
+    from pilid import PiLiDClassifier, PiLiDRegressor
+
+    params, ebm_pairs, steps = VARIANTS[variant]
+    params = dict(params)
+    if ebm_pairs:
+        params["pairs"] = pair_budget(task, m)
+    cls = PiLiDClassifier if task == "classification" else PiLiDRegressor
+    estimator = cls(random_state=seed, **params)
+    asked = params.get("pairs", -1)
+    return (StepsCast(estimator) if steps else estimator), int(asked)
+
+
+def run_one(dataset, seed: int, variant: str) -> dict:
+    """Fit ``variant`` on split ``seed`` of ``dataset`` (`dev_suite.fit_and_score`); the CSV
+    row."""
+    estimator, asked = make_variant(variant, dataset.task, seed, dataset.X.shape[1])
+    scored = dev_suite.fit_and_score(dataset, seed, estimator)
+    fitted = getattr(estimator, "estimator_", estimator)
+    return {
+        "variant": variant,
+        "table": dataset.name,
+        "split": int(seed),
+        "task": dataset.task,
+        "metric": dataset.metric,
+        **scored,
+        "n_features": int(fitted.n_features_in_),
+        "n_pairs": len(getattr(fitted, "pairs_", [])),
+        "pairs_asked": asked,
+        "n_steps": len(getattr(estimator, "step_levels_", {})),
+    }
+
+
+def in_order(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` in `VARIANTS`' order, then `SCREEN_TABLES`' and the splits'."""
+    ranks = {
+        "variant": {name: i for i, name in enumerate(VARIANTS)},
+        "table": {name: i for i, name in enumerate(SCREEN_TABLES)},
+    }
+    return rows.sort_values(
+        KEY, key=lambda c: c.map(ranks[c.name]) if c.name in ranks else c, kind="stable"
+    )
+
+
+def complete(rows: pd.DataFrame, splits) -> pd.DataFrame:
+    """The rows of ``splits`` of the (variant, table) cells that have every one of them."""
+    part = rows[rows["split"].isin(list(splits))]
+    count = part.groupby(["variant", "table"])["split"].transform("nunique")
+    return part[count == len(set(splits))].reset_index(drop=True)
+
+
+def baseline(rows: pd.DataFrame, suite: pd.DataFrame) -> pd.DataFrame:
+    """``defaults`` per (table, split): this CSV's row where it has one, else ``dev_suite.csv``'s
+    ``pilid`` row (offset 0); columns ``value``, ``fit_seconds``, ``source``."""
+    mine = rows[rows["variant"] == "defaults"].set_index(["table", "split"])
+    theirs = suite[suite["model"] == "pilid"].set_index(["table", "split"])
+    out = theirs[["value", "fit_seconds"]].assign(source="dev_suite.csv")
+    out.loc[mine.index, ["value", "fit_seconds"]] = mine[["value", "fit_seconds"]].to_numpy()
+    out.loc[mine.index, "source"] = "hybrid_screen.csv"
+    return out
+
+
+def per_table(rows: pd.DataFrame, suite: pd.DataFrame) -> pd.DataFrame:
+    """Per (variant, table) over the splits it has: its mean, the paired differences against
+    ``defaults`` and EBM on the same cells (positive: the variant better; NaN where the other has
+    not every cell), the mean fit seconds of both, and the mean pair terms."""
+    base = baseline(rows, suite)
+    ebm = suite[suite["model"] == "ebm"].set_index(["table", "split"])
+    out = []
+    for (variant, table), cells in rows.groupby(["variant", "table"], sort=False):
+        keys = list(zip(cells["table"], cells["split"]))
+        sign = -1.0 if LOWER_IS_BETTER[cells["metric"].iloc[0]] else 1.0
+        value = cells["value"].to_numpy()
+        row = {
+            "variant": variant,
+            "table": table,
+            "metric": cells["metric"].iloc[0],
+            "splits": len(cells),
+            "mean": value.mean(),
+        }
+        for name, other in (("defaults", base), ("ebm", ebm)):
+            there = [k in other.index for k in keys]
+            if all(there):
+                theirs = other.loc[keys]
+                row[f"vs_{name}"] = float(np.mean(sign * (value - theirs["value"].to_numpy())))
+                row[f"{name}_s"] = float(theirs["fit_seconds"].mean())
+            else:
+                row[f"vs_{name}"] = row[f"{name}_s"] = np.nan
+        row["fit_s"] = cells["fit_seconds"].mean()
+        row["n_pairs"] = cells["n_pairs"].mean()
+        row["n_steps"] = cells["n_steps"].mean()
+        out.append(row)
+    frame = pd.DataFrame(out)
+    order = {name: i for i, name in enumerate(VARIANTS)}
+    tables = {name: i for i, name in enumerate(SCREEN_TABLES)}
+    frame = frame.sort_values(
+        ["variant", "table"],
+        key=lambda c: c.map(order if c.name == "variant" else tables),
+        kind="stable",
+    )
+    return frame.reset_index(drop=True)
+
+
+def format_summary(rows: pd.DataFrame, suite: pd.DataFrame, splits=SCREEN_SPLITS) -> str:
+    """The lines the script prints: the per-table frame, the baseline's sources and check, and
+    per variant the tables where it beats EBM and ``defaults``."""
+    rows = complete(rows, splits)
+    lines = [
+        f"REDUCED screening: {len(SCREEN_TABLES)} of 15 suite tables, splits {list(splits)}"
+        f" ({len(splits)} of 5), 1 of 3 model seeds (offset 0); one thread. Fit seconds measured"
+        " beside another job on a 2-core machine: a rough guide.",
+        "vs_defaults, vs_ebm: mean paired difference over the splits, positive = the variant"
+        " better (MSE lower, AUC higher). EBM: dev_suite.csv (model ebm, offset 0); computers has"
+        " no EBM row (NaN).",
+    ]
+    if rows.empty:
+        return "\n".join([*lines, "no complete (variant, table) cells yet"])
+    base = baseline(rows, suite)
+    used = base.loc[[k for k in base.index if k[0] in SCREEN_TABLES and k[1] in splits]]
+    counts = used["source"].value_counts()
+    lines.append(
+        "defaults per cell: "
+        + ", ".join(f"{n} from {source}" for source, n in counts.items())
+        + " (pilid rows at offset 0 where this CSV has none)"
+    )
+    mine = rows[rows["variant"] == "defaults"].set_index(["table", "split"])
+    if len(mine):
+        theirs = suite[suite["model"] == "pilid"].set_index(["table", "split"])
+        shared = mine.index.intersection(theirs.index)
+        gap = (mine.loc[shared, "value"] - theirs.loc[shared, "value"]).abs()
+        lines.append(
+            f"check: this CSV's defaults against dev_suite.csv's pilid on {len(shared)} cells,"
+            f" largest |difference| {gap.max():.2e}"
+        )
+    frame = per_table(rows, suite)
+    lines += ["", frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"), ""]
+    for variant, part in frame.groupby("variant", sort=False):
+        parts = []
+        for name in ("ebm", "defaults"):
+            if variant == "defaults" and name == "defaults":
+                continue
+            known = part[f"vs_{name}"].dropna()
+            parts.append(f"beats {name} on {int((known > 0).sum())} of {len(known)} tables")
+        lines.append(f"{variant:<24} {', '.join(parts)}; mean fit {part['fit_s'].mean():.1f}s")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    """Run the missing (variant, table, split) cells, then print the summary."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--tables", nargs="+", default=list(SCREEN_TABLES), choices=SCREEN_TABLES)
+    parser.add_argument("--splits", nargs="+", type=int, default=list(SCREEN_SPLITS))
+    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--suite", type=Path, default=dev_suite.OUT, help="dev_suite.csv")
+    parser.add_argument("--summary-only", action="store_true", help="print the CSV's summary")
+    parser.add_argument(
+        "--write-log", action="store_true", help=f"also write the summary to {LOG.name}"
+    )
+    args = parser.parse_args(argv)
+    rows = pd.read_csv(args.out) if args.out.is_file() else pd.DataFrame(columns=COLUMNS)
+    rows = rows.reindex(columns=COLUMNS)
+    done = set(zip(rows["variant"], rows["table"], rows["split"].astype(int)))
+    todo = [  # variant by variant, in the order given
+        (v, t, s)
+        for v in args.variants
+        for t in args.tables
+        for s in args.splits
+        if (v, t, s) not in done and not args.summary_only
+    ]
+    datasets: dict = {}
+    for variant, table, seed in tqdm(todo, desc="hybrid_screen", unit="fit", file=sys.stderr):
+        if table not in datasets:
+            datasets[table] = load_suite_table(table)
+        new = pd.DataFrame([run_one(datasets[table], seed, variant)], columns=COLUMNS)
+        rows = new if rows.empty else pd.concat([rows, new], ignore_index=True)
+        rows = in_order(rows)
+        dev_suite.write_frame(args.out, rows[COLUMNS])
+    if rows.empty:
+        print(f"no results in {args.out}")
+        return 0
+    text = format_summary(rows, dev_suite.read_results(args.suite), args.splits)
+    print(text)
+    if args.write_log:
+        cells = len(args.variants) * len(args.tables) * len(args.splits)
+        have = len(complete(rows, args.splits))
+        header = [
+            "# the screening (resumable):",
+            f"# {RUN_COMMAND}",
+            "# this log:",
+            f"# {SUMMARY_COMMAND}",
+            f"# rows in {args.out.name}: {len(rows)}; in complete cells: {have} (of {cells} for"
+            f" the variants {', '.join(args.variants)})",
+            "",
+        ]
+        with replacing(LOG) as temporary:
+            temporary.write_text("\n".join([*header, text, ""]), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
