@@ -57,6 +57,9 @@ from studies import dev_suite
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "results" / "studies" / "hybrid_screen.csv"
 LOG = REPO / "results" / "studies" / "hybrid_screen.log"
+#: The library's defaults on these cells at engine 2 (commit 5090c7a, ``screen_engine.log``):
+#: the check of ``defaults`` beside ``dev_suite.csv``'s older rows.
+ENGINE_SCREEN = REPO / "results" / "studies" / "screen_engine2.csv"
 SCREEN_TABLES = ("hmda", "attrition", "wage", "credit_data", "computers", "mlc_churn")
 SCREEN_SPLITS = (0, 1)
 KEY = ["variant", "table", "split"]
@@ -89,11 +92,14 @@ VARIANTS = {
     "hybrid_ebm_pairs": ({}, True, False),
     "hybrid_ebm_pairs_steps": ({}, True, True),
 }
-#: The commands of the screening, written at the top of the log.
-RUN_COMMAND = (
+#: The commands of the screening (the variants, then ``defaults`` on every cell), written at the
+#: top of the log.
+RUN_COMMANDS = (
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants glass glass_ebm_pairs glass_ebm_pairs_steps hybrid_ebm_pairs "
-    "hybrid_ebm_pairs_steps > /tmp/hybrid_screen.out 2>&1 &"
+    "hybrid_ebm_pairs_steps > /tmp/hybrid_screen.out 2>&1 &",
+    "cd /work/main && OMP_NUM_THREADS=1 nice -n 10 python -m studies hybrid_screen "
+    "--variants defaults",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
@@ -297,14 +303,18 @@ def format_summary(rows: pd.DataFrame, suite: pd.DataFrame, splits=SCREEN_SPLITS
         + " (pilid rows at offset 0 where this CSV has none)"
     )
     mine = rows[rows["variant"] == "defaults"].set_index(["table", "split"])
-    if len(mine):
-        theirs = suite[suite["model"] == "pilid"].set_index(["table", "split"])
+    checks = (("dev_suite.csv", suite), (ENGINE_SCREEN.name, dev_suite.read_results(ENGINE_SCREEN)))
+    for name, other in checks if len(mine) else ():
+        theirs = other[other["model"] == "pilid"].set_index(["table", "split"])
         shared = mine.index.intersection(theirs.index)
-        gap = (mine.loc[shared, "value"] - theirs.loc[shared, "value"]).abs()
-        lines.append(
-            f"check: this CSV's defaults against dev_suite.csv's pilid on {len(shared)} cells,"
-            f" largest |difference| {gap.max():.2e}"
-        )
+        if len(shared):
+            gap = (mine.loc[shared, "value"] - theirs.loc[shared, "value"]).abs()
+            lines.append(
+                f"check: this CSV's defaults against {name}'s pilid (offset 0): identical on"
+                f" {int((gap == 0).sum())} of {len(shared)} cells, within 1e-8 on"
+                f" {int((gap <= 1e-8).sum())}, largest |difference| {gap.max():.2e}"
+                f" ({' split '.join(map(str, gap.idxmax()))})"
+            )
     frame = per_table(rows, suite)
     lines += ["", frame.to_string(index=False, float_format=lambda v: f"{v:.4f}"), ""]
     for variant, part in frame.groupby("variant", sort=False):
@@ -358,8 +368,9 @@ def main(argv=None) -> int:
         cells = len(args.variants) * len(args.tables) * len(args.splits)
         have = len(complete(rows, args.splits))
         header = [
-            "# the screening (resumable):",
-            f"# {RUN_COMMAND}",
+            "# the screening (resumable; hmda split 0 of defaults and glass_ebm_pairs_steps"
+            " first, as a smoke test):",
+            *(f"# {command}" for command in RUN_COMMANDS),
             "# this log:",
             f"# {SUMMARY_COMMAND}",
             f"# rows in {args.out.name}: {len(rows)}; in complete cells: {have} (of {cells} for"
