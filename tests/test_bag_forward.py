@@ -4,13 +4,14 @@ alone), the member loop where it does not (PiLiB's gated blocks) or where a pick
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
 from pilid import MLPRegressor, PiLiBRegressor, PiLiDClassifier, PiLiDRegressor
-from pilid.models import prediction
 from pilid.nn.bag import BagForward, bag_forward
 
 KW = dict(epochs=4, random_state=0, batch_size=128, patience=None)
@@ -34,8 +35,10 @@ def _table(n: int = 600, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
 def _members_mean(est, X) -> np.ndarray:
     """The bag's raw output as the mean of its members', each run alone (independent path)."""
     Xv = est._check_fitted_X(X)
-    raws = prediction.members_on_chunks(est, Xv, "raw")
-    return np.concatenate([np.mean(r, axis=0) for r in raws])
+    x, phi = est._inputs(Xv)
+    with torch.no_grad():
+        raws = [m.module_(x[None], phi)[0].double().numpy() for m in est.estimators_]
+    return np.mean(raws, axis=0)
 
 
 @pytest.mark.parametrize(
@@ -52,7 +55,7 @@ def _members_mean(est, X) -> np.ndarray:
 def test_the_bags_one_forward_is_the_mean_of_its_members(make):
     X, y = _table()
     est = make().fit(X, y)
-    assert isinstance(est._bag_forward, BagForward)
+    assert isinstance(est.fitted_.heads[0].bag, BagForward)
     Xn = X.copy()
     Xn.loc[:5, "kind"] = "new"  # a level fit did not see: the unseen value
     Xn.loc[6:9, "a"] = np.nan
@@ -67,7 +70,7 @@ def test_the_bags_one_forward_is_the_mean_of_its_members(make):
 def test_a_classifier_bag_averages_its_members_logits_in_one_call():
     X, y = _table(seed=1)
     clf = PiLiDClassifier(n_bags=4, **KW).fit(X, y > np.median(y))
-    assert isinstance(clf._bag_forward, BagForward)
+    assert isinstance(clf.fitted_.heads[0].bag, BagForward)
     want = _members_mean(clf, X)
     np.testing.assert_allclose(clf.decision_function(X), want, rtol=0, atol=1e-6)
     np.testing.assert_allclose(clf.predict_proba(X)[:, 1], 1 / (1 + np.exp(-want)), atol=1e-6)
@@ -100,10 +103,25 @@ def test_gated_blocks_and_older_pickles_predict_member_by_member():
     pilib = PiLiBRegressor(n_bags=2, warmup_epochs=1, phase1_epochs=1, n_blocks=3, **KW)
     with pytest.warns(UserWarning):  # one epoch of phase 1 leaves blocks above max_order
         pilib.fit(X, y)
-    assert getattr(pilib, "_bag_forward", None) is None  # gated blocks: not reduced
+    assert pilib.fitted_.heads[0].bag is None  # gated blocks: not reduced
     members = np.mean([m.predict(X) for m in pilib.estimators_], axis=0)
     np.testing.assert_allclose(pilib.predict(X), members, rtol=0, atol=1e-12)
     est = PiLiDRegressor(n_bags=3, **KW).fit(X, y)
     now = est.predict(X)
-    del est._bag_forward  # as a model pickled before the bag's one forward
+    est.fitted_.heads[0].bag = None  # as a structure the bag's one forward does not reduce
     np.testing.assert_allclose(est.predict(X), now, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("n_bags", [1, 3])
+def test_a_pickle_from_before_the_description_builds_it_and_predicts_the_same(n_bags):
+    """A previous release's pickle holds the fitted attributes but no ``fitted_``: loading it
+    builds the description from them, and it predicts what the fitted model predicted."""
+    X, y = _table(seed=4)
+    clf = PiLiDClassifier(n_bags=n_bags, pairs=2, **KW).fit(X, y > np.median(y))
+    want = clf.predict_proba(X)
+    old = pickle.loads(pickle.dumps(clf))
+    del old.fitted_  # the state of a release before the description
+    loaded = pickle.loads(pickle.dumps(old))
+    assert loaded.fitted_ is not None and loaded.fitted_ is not clf.fitted_
+    np.testing.assert_array_equal(loaded.predict_proba(X), want)
+    assert len(loaded.fitted_.heads) == 1

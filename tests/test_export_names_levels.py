@@ -143,7 +143,8 @@ def test_a_huge_target_is_refused_at_fit():
 def test_a_model_whose_numbers_are_not_finite_is_refused_by_both_exports(intercept_named):
     X, model, _ = intercept_named
     broken = copy.deepcopy(model)
-    broken.y_scale_ = float("inf")  # what an overflowing target used to give
+    broken.fitted_.heads[0].y_scale = float("inf")  # what an overflowing target used to give
+    broken.fitted_.heads[0].member_scales[0] = float("inf")
     with pytest.raises(PilidError, match="holds NaN or inf"):
         to_table(broken)
     with pytest.raises(PilidError, match="differ from"):

@@ -121,7 +121,7 @@ def test_weighted_least_squares_start_equals_numpy_on_dense_phi():
         smoothness=0.0,  # the plain (weighted) least squares of Algorithm 1
     ).fit(X, y, sample_weight=w)
     feature, _, _ = est.knots_.layout()
-    col, frac = est._inputs(X)[1]
+    col, frac = est._inputs(X)[1][:2]
     dense = phi_dense(col[0], frac[0], torch.as_tensor(feature)).double().numpy()
     np.testing.assert_allclose(dense, phi_numpy(X, est.knots_), atol=1e-6)  # Definition 2
     design = np.column_stack([np.ones(len(y)), dense])

@@ -22,25 +22,23 @@ from sklearn.utils.validation import check_random_state
 
 from pilid import hyperparameters as hp
 from pilid.device import resolve_device
-from pilid.models import bagging, multiclass, prediction, shape_choice
+from pilid.models import bagging, multiclass, shape_choice
+from pilid.models.description import describe, encoding_of
 from pilid.models.fitting import fit_batched
 from pilid.models.inputs import InputMixin
 from pilid.models.params import Number, Satisfies, sklearn_constraints, validate_params
 from pilid.models.row_rules import resolve_lam, resolve_smoothness
 from pilid.models.sample_weight import check_sample_weight, check_weighted_rows, weighted_mean_std
-from pilid.nn.bag import bag_forward
+from pilid.nn.fitted import CHUNK, FittedEnsemble, rows_tensor
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS, EnsembleMLP, layer_sizes
 from pilid.nn.piecewise import (
     GAMMA_RULE,
-    compact_layout,
     fit_knots,
-    phi_compact,
     resolve_gamma,
     valid_gamma,
 )
 from pilid.train import Phase, Prepared, Trainable, TrainConfig
 from pilid.train.batched import SAMPLE_ROWS, sample_rows
-from pilid.train.encoding import deep_input
 from pilid.train.spec import TrainSpec
 from pilid.train.validation import holdout_split
 
@@ -433,8 +431,6 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             return
         if "_bag" in self.__dict__:
             bagging.collect_bag(self)
-            if getattr(self, "estimators_", None) is not None:  # the bag's one forward
-                self._bag_forward = bag_forward([m.module_ for m in self.estimators_])
         if "_classes" in self.__dict__:
             multiclass.collect_classes(self)
 
@@ -446,44 +442,45 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         return getattr(self, "estimators_", None) is not None
 
     # ---------------------------------------------------------------- output
-    def _inputs(self, X: np.ndarray, device="cpu"):
-        """The deep input (`pilid.train.encoding.deep_input`) and compact Phi (T=1) of
-        validated X. NaN in a feature that had no missing values in fit is read as "unseen"
-        (+inf, `pilid.nn.piecewise.phi_compact`): its contribution is the feature's average."""
-        missing = getattr(self, "missing_", None)
-        onehot = getattr(self, "deep_onehot_", None)
-        bins = getattr(self, "deep_bins_", None)
-        x = deep_input(X, self.x_mean_, self.x_scale_, missing, onehot, bins).astype(np.float32)
-        x = torch.from_numpy(x).to(device)
-        phi = None
-        if self.knots_ is not None:
-            X = np.array(X, dtype=np.float64)
-            unseen = np.isnan(X)
-            if missing is not None:
-                unseen &= ~np.asarray(missing, dtype=bool)
-            if unseen.any():
-                X[unseen] = np.inf
-            layout = compact_layout(self.knots_, device=device)
-            parts = phi_compact(torch.from_numpy(X).to(device), layout)
-            phi = tuple(p[None] for p in parts)
-        return x, phi
+    def _description(self) -> FittedEnsemble:
+        """The fitted model's one description, ``fitted_`` (`pilid.models.description`); during
+        fit, before it is kept, one built from what fit has set so far."""
+        fitted = self.__dict__.get("fitted_")
+        return fitted if fitted is not None else describe(self)
+
+    def __setstate__(self, state):
+        """A pickle of a release before ``fitted_`` existed gets its description built."""
+        super().__setstate__(state)
+        fitted = "module_" in state and not state.get("diverged_")
+        if fitted and "fitted_" not in state and "_candidates" not in state:
+            self.fitted_ = describe(self)
+
+    def _inputs(self, X: np.ndarray):
+        """The deep input (B, m') and compact Phi ``(col, frac, miss, unseen)`` (each (1, B, m),
+        or None) of validated X, as the description encodes them (`InputEncoding`)."""
+        encoding = self._description().encoding
+        chunk = rows_tensor(X)
+        return encoding.deep_input(chunk)[0], encoding.phi(chunk)
 
     @torch.no_grad()
     def _raw(self, X: np.ndarray) -> np.ndarray:
         """The model's raw output (standardised target / logit) for validated X, (n,); a bag's
         is the mean of its members' (`pilid.models.bagging`); K > 2 classes: the K class logits,
-        (n, K) (`pilid.models.multiclass`)."""
-        if self._multiclass():
-            return np.column_stack([m._raw(X) for m in self.class_estimators_])
-        if self._bagged():  # each chunk encoded once for every member (they share the inputs)
-            out = prediction.bag_chunks(self, X)
-            return np.concatenate(out) if out else np.zeros(0)
-        out = prediction.chunk_outputs(self, X, "raw")
-        return np.concatenate(out) if out else np.zeros(0)
+        (n, K) (`pilid.models.multiclass`). The description's (`FittedEnsemble.raw`)."""
+        return self._description().raw(X)
 
     @torch.no_grad()
     def _terms(self, X: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        return prediction.joined_terms(prediction.chunk_outputs(self, X, "terms"))
+        """This single model's module's ``decompose`` on validated X, uncentred and in the
+        standardised units: (terms (n, m) or None, deep (n,) or None) (fit's centring)."""
+        encoding = encoding_of(self)
+        terms, deep = [], []
+        for s in range(0, X.shape[0], CHUNK):
+            chunk = rows_tensor(X[s : s + CHUNK])
+            t, d = self.module_.decompose(encoding.deep_input(chunk), encoding.phi(chunk))
+            terms += [] if t is None else [t[0].double().numpy()]
+            deep += [] if d is None else [d[0].double().numpy()]
+        return (np.concatenate(terms) if terms else None, np.concatenate(deep) if deep else None)
 
     def decompose(self, X) -> tuple[float, np.ndarray | None, np.ndarray | None]:
         """Eq. (9) term by term, in output units (target units / logits).
@@ -497,30 +494,9 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         return self._decompose(self._check_fitted_X(X))
 
     def _decompose(self, X: np.ndarray) -> tuple[float, np.ndarray | None, np.ndarray | None]:
-        """`decompose` of validated X (a bag's members get X as it is, not re-validated)."""
-        if self._multiclass():
-            parts = [m._decompose(X) for m in self.class_estimators_]
-            return multiclass.stack_decompositions(self, parts)
-        if self._bagged():  # each term the mean of the members' (Eq. 9 stays exact)
-            by_chunk = prediction.members_on_chunks(self, X, "terms")  # each chunk encoded once
-            per_member = [
-                prediction.joined_terms([c[b] for c in by_chunk])
-                for b in range(len(self.estimators_))
-            ]
-            parts = [m._scaled(*terms) for m, terms in zip(self.estimators_, per_member)]
-            contrib = None if parts[0][1] is None else np.mean([p[1] for p in parts], axis=0)
-            deep = None if parts[0][2] is None else np.mean([p[2] for p in parts], axis=0)
-            return self.intercept_, contrib, deep
-        return self._scaled(*self._terms(X))
-
-    def _scaled(self, terms, deep) -> tuple[float, np.ndarray | None, np.ndarray | None]:
-        """`decompose` from this model's `_terms`: centred and in output units."""
-        contrib = None
-        if terms is not None:
-            contrib = self.y_scale_ * (terms - self.contribution_offset_)
-        if deep is not None:
-            deep = self.y_scale_ * deep
-        return self.intercept_, contrib, deep
+        """`decompose` of validated X: the description's (`FittedEnsemble.decompose`; a bag's
+        terms the means of its members', so Eq. 9 stays exact)."""
+        return self._description().decompose(X)
 
     def _finalize(self, prep: Prepared) -> None:
         """Fitted attributes that need the T=1 module: centring of the contributions."""

@@ -13,13 +13,12 @@
    `pilid.models.inputs` codes them at prediction: a level of ``categories_`` its position, a
    level of ``infrequent_categories_`` the ``"(infrequent)"`` code, the empty string
    (`MISSING_TEXT`) a missing value, any other string an unseen level.
-2. **The numeric path** (`NumericPath`, a torch module exported with ``torch.onnx``): the deep
-   part's input (`pilid.train.encoding.deep_input`: standardised values, one-hot levels,
-   missing indicators), Phi in compact form (`pilid.nn.piecewise.phi_compact`, with the
-   characteristic points compared instead of searched, which ONNX lacks), and the fitted
-   networks themselves, as ``predict`` runs them: a bag's one forward (`pilid.nn.bag`) where
-   fit built one, else every member's `pilid.nn.ensemble.PiLiDEnsemble`, averaged as
-   `pilid.models.bagging` averages them; K classes stacked; the additive part frozen
+2. **The numeric path** (`numeric_path`, exported with ``torch.onnx``): the fitted model's one
+   description, `pilid.nn.fitted.FittedEnsemble`, whose forward ``predict`` runs: its input
+   encoding (the deep part's input: standardised values, one-hot levels, missing indicators;
+   Phi in compact form, the characteristic points compared instead of searched, which ONNX
+   lacks) and its heads: a bag's one forward (`pilid.nn.bag`) where fit built one, else every
+   member's `pilid.nn.ensemble.PiLiDEnsemble`, averaged; K classes stacked; the additive part frozen
    (`pilid.nn.additive.FrozenAdditive`: its running sum of the slopes, which depends on the
    parameters alone, computed by torch first, as ONNX's ``CumSum`` rounds differently); put
    back in the target's units.
@@ -43,13 +42,13 @@ import warnings
 import numpy as np
 import pandas as pd
 import torch
-from torch import nn
 
 from pilid.errors import PilidError
 from pilid.export.table import fitted_model
 from pilid.nn.additive import FrozenAdditive
+from pilid.nn.fitted import FittedEnsemble
 
-__all__ = ["MISSING_TEXT", "TOLERANCE", "NumericPath", "onnx_inputs", "parity", "to_onnx"]
+__all__ = ["MISSING_TEXT", "TOLERANCE", "numeric_path", "onnx_inputs", "parity", "to_onnx"]
 
 #: The string a text column's missing value is given as (NaN or None in pandas).
 MISSING_TEXT = ""
@@ -75,107 +74,20 @@ def _extra(runtime: bool = False):
     return onnx
 
 
-class NumericPath(nn.Module):
-    """The raw output of a fitted PiLiD / PiLiB from its coded rows, as a traceable module.
-
-    ``forward(X)``: `X` (N, m) float64, the estimator's coded rows (`_validate_X`: numbers,
-    category codes, NaN for a missing value, +inf for an unseen level); returns (N, 1), or
-    (N, K) for K > 2 classes, float64: ``y_offset_ + y_scale_ * raw``, i.e. `predict` of a
-    regressor, `decision_function` of a classifier. The networks are copies of the
-    estimator's (in evaluation mode), run as `pilid.estimators.neural.NeuralEstimator._raw`
-    runs them: a bag's one forward, or its members averaged; K classes stacked.
-    """
-
-    def __init__(self, est):
-        super().__init__()
-        units = est.class_estimators_ if est._multiclass() else [est]
-        modules, self.groups = [], []
-        for unit in units:
-            forward = getattr(unit, "_bag_forward", None) if unit._bagged() else None
-            if forward is not None:  # the bag's one forward, as `predict` runs it
-                self.groups.append((len(modules), 1))
-                modules.append(copy.deepcopy(forward).eval())
-                continue
-            members = unit.estimators_ if unit._bagged() else [unit]
-            self.groups.append((len(modules), len(members)))
-            for member in members:
-                module = copy.deepcopy(member.module_).eval()
+def numeric_path(fitted: FittedEnsemble) -> FittedEnsemble:
+    """The numeric path: a copy of the fitted model's description
+    (`pilid.nn.fitted.FittedEnsemble`, whose forward `predict` runs) in evaluation mode, the
+    additive part of each member a head runs one by one frozen (`FrozenAdditive`; a bag's
+    one forward holds its own)."""
+    path = copy.deepcopy(fitted).eval()
+    for head in path.heads:
+        if head.bag is None:
+            for module in head.members:
                 module.additive = FrozenAdditive.of(module.additive)
-                modules.append(module)
-        self.members = nn.ModuleList(modules)
-        self.dtype = modules[0].additive.v.dtype
-        m = int(est.n_features_in_)
-        missing = np.zeros(m, dtype=bool)
-        if getattr(est, "missing_", None) is not None:
-            missing = np.asarray(est.missing_, dtype=bool)
-        self.register_buffer("x_mean", torch.as_tensor(np.asarray(est.x_mean_, np.float64)))
-        self.register_buffer("x_scale", torch.as_tensor(np.asarray(est.x_scale_, np.float64)))
-        self.register_buffer("missing", torch.as_tensor(missing))
-        self.missing_columns = [int(j) for j in np.flatnonzero(missing)]
-        onehot = getattr(est, "deep_onehot_", None) or ()
-        bins = getattr(est, "deep_bins_", None) or ()
-        self.onehot = [(int(j), np.asarray(levels, np.float64)) for j, levels in onehot]
-        self.bins = [(int(j), np.asarray(edges, np.float64)) for j, edges in bins]
-        replaced = {j for j, _ in self.onehot} | {j for j, _ in self.bins}
-        self.keep = [j for j in range(m) if j not in replaced]
-        knots = est.knots_
-        width = max(len(p) for p in knots.points)
-        points = np.full((m, width), np.inf)  # +inf padding, as `compact_layout`
-        for j, p in enumerate(knots.points):
-            points[j, : len(p)] = p
-        _, lo, inv = knots.layout()
-        self.register_buffer("points", torch.as_tensor(points))
-        self.register_buffer("starts", torch.as_tensor(knots.starts))
-        self.register_buffer("last", torch.as_tensor(knots.n_pieces - 1))
-        self.register_buffer("lo", torch.as_tensor(lo, dtype=torch.float32))
-        self.register_buffer("inv", torch.as_tensor(inv, dtype=torch.float32))
-        self.y_offset, self.y_scale = float(est.y_offset_), float(est.y_scale_)
-
-    def deep_input(self, X: torch.Tensor) -> torch.Tensor:
-        """`pilid.train.encoding.deep_input` of `X` (N, m), in torch."""
-        z = torch.where(torch.isfinite(X), (X - self.x_mean) / self.x_scale, torch.zeros_like(X))
-        parts = [z[:, self.keep]] if len(self.keep) < X.shape[1] else [z]
-        for j, levels in self.onehot:
-            parts.append((X[:, j : j + 1] == torch.as_tensor(levels)[None]).to(X.dtype))
-        for j, edges in self.bins:
-            lo, hi = torch.as_tensor(edges[:-1])[None], torch.as_tensor(edges[1:])[None]
-            code = ((X[:, j : j + 1] - lo) / (hi - lo)).clamp(0.0, 1.0)
-            parts.append(torch.where(torch.isnan(code), torch.zeros_like(code), code))
-        if self.missing_columns:
-            parts.append(torch.isnan(X[:, self.missing_columns]).to(X.dtype))
-        return torch.cat(parts, 1) if len(parts) > 1 else parts[0]
-
-    def phi(self, X: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        """Compact Phi ``(col, frac, miss, unseen)``, each (1, N, m), as
-        `pilid.estimators.neural.NeuralEstimator._inputs` and `pilid.nn.piecewise.phi_compact`
-        give it (NaN in a feature without missing values in fit read as unseen)."""
-        inf = torch.full_like(X, float("inf"))
-        X = torch.where(torch.isnan(X) & ~self.missing, inf, X)
-        miss, unseen = torch.isnan(X), X == inf
-        k = (self.points.unsqueeze(0) <= X.unsqueeze(2)).sum(2) - 1  # searchsorted(right) - 1
-        k = torch.minimum(k.clamp_min(0), self.last.unsqueeze(0))
-        col = k + self.starts.unsqueeze(0)
-        frac = ((X.to(self.lo.dtype) - self.lo[col]) * self.inv[col]).clamp(0.0, 1.0)
-        none = miss | unseen
-        col = torch.where(none, self.starts.unsqueeze(0).expand_as(col), col)
-        frac = torch.where(none, torch.zeros_like(frac), frac)
-        return col[None], frac[None], miss.to(frac.dtype)[None], unseen.to(frac.dtype)[None]
-
-    def forward(self, X: torch.Tensor) -> torch.Tensor:
-        """``y_offset_ + y_scale_ * raw`` (N, 1 or K), float64."""
-        x = self.deep_input(X).to(self.dtype)[None]
-        phi = self.phi(X)
-        outputs = []
-        for start, count in self.groups:
-            total = None
-            for i in range(start, start + count):
-                raw = self.members[i](x, phi)[0].to(torch.float64)
-                total = raw if total is None else total + raw
-            outputs.append(total / count)
-        return self.y_offset + self.y_scale * torch.stack(outputs, 1)
+    return path
 
 
-def _export_numeric(path: NumericPath, example: np.ndarray, dynamo: bool):
+def _export_numeric(path: FittedEnsemble, example: np.ndarray, dynamo: bool):
     """The numeric path as an ONNX model (input ``X`` (N, m), output ``raw``)."""
     onnx = _extra()
     x = torch.as_tensor(np.require(example, requirements="W"))  # a read-only array: copied
@@ -229,11 +141,11 @@ def input_names(names: list[str]) -> list[str]:
     return out
 
 
-def _columns(est) -> list[tuple[str, int, list | None]]:
+def _columns(fitted: FittedEnsemble) -> list[tuple[str, int, list | None]]:
     """(input name, position, levels or None) per column of fit; a level that is the empty
     string (`MISSING_TEXT`, a missing value in the graph) raises a one-line error."""
-    names = est._feature_names()
-    categories = getattr(est, "categories_", {})
+    names = list(fitted.columns.names)
+    categories = fitted.columns.levels
     out = []
     for j, name in zip(range(len(names)), input_names(names)):
         levels = categories.get(j)
@@ -246,15 +158,15 @@ def _columns(est) -> list[tuple[str, int, list | None]]:
     return out
 
 
-def _front(est, onnx) -> tuple[list, list]:
+def _front(fitted: FittedEnsemble, onnx) -> tuple[list, list]:
     """The graph inputs (one per column) and the nodes that make ``numeric/X`` of them."""
     from onnx import TensorProto, helper
 
-    infrequent = getattr(est, "infrequent_categories_", {})
+    infrequent = fitted.columns.infrequent
     inputs, nodes, parts = [], [], []
     axis = helper.make_tensor("pilid/axis1", TensorProto.INT64, [1], [1])
     nodes.append(helper.make_node("Constant", [], ["pilid/axis1"], value=axis))
-    for name, j, levels in _columns(est):
+    for name, j, levels in _columns(fitted):
         column = name
         if levels is None:
             inputs.append(helper.make_tensor_value_info(name, TensorProto.DOUBLE, ["N"]))
@@ -294,7 +206,7 @@ def _classes_tensor(classes: np.ndarray, onnx):
     return onnx.numpy_helper.from_array(values, "pilid/classes")
 
 
-def _back(est, onnx) -> tuple[list, list, list]:
+def _back(fitted: FittedEnsemble, onnx) -> tuple[list, list, list]:
     """The nodes from ``numeric/raw`` to the outputs, their constants, the graph outputs."""
     from onnx import TensorProto, helper
 
@@ -303,12 +215,12 @@ def _back(est, onnx) -> tuple[list, list, list]:
         helper.make_tensor("pilid/axis1b", TensorProto.INT64, [1], [1]),
     ]
     double = TensorProto.DOUBLE
-    if est._task == "regression":
+    if fitted.task == "regression":
         nodes = [helper.make_node("Reshape", ["numeric/raw", "pilid/flat"], ["predict"])]
         return nodes, const, [helper.make_tensor_value_info("predict", double, ["N"])]
-    classes = _classes_tensor(est.classes_, onnx)
+    classes = _classes_tensor(fitted.classes, onnx)
     const.append(classes)
-    K = len(est.classes_)
+    K = len(fitted.classes)
     if K == 2:  # [1 - p, p], p = sigmoid(logit); classes_[1] where the logit > 0
         nodes = [
             helper.make_node("Reshape", ["numeric/raw", "pilid/flat"], ["decision_function"]),
@@ -344,7 +256,7 @@ def _expected(est, X) -> dict[str, np.ndarray]:
     """The estimator's own outputs of `X`, by the graph's output names."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # unseen levels, NaN in features without any in fit
-        if est._task == "regression":
+        if est.fitted_.task == "regression":
             return {"predict": est.predict(X)}
         z = est.decision_function(X)
         return {
@@ -435,9 +347,11 @@ def to_onnx(estimator, X_sample, path=None, *, check: bool = True, dynamo: bool 
         coded = est._check_fitted_X(X_sample)
     if coded.shape[0] < 2:  # two rows at least: a batch of one could be traced as fixed
         coded = np.repeat(coded, 2, axis=0)
-    numeric = compose.add_prefix(_export_numeric(NumericPath(est), coded, dynamo), "numeric/")
-    inputs, front = _front(est, onnx)
-    back, constants, outputs = _back(est, onnx)
+    fitted = est.fitted_  # the one description of the fitted model (`pilid.nn.fitted`)
+    numeric = _export_numeric(numeric_path(fitted), coded, dynamo)
+    numeric = compose.add_prefix(numeric, "numeric/")
+    inputs, front = _front(fitted, onnx)
+    back, constants, outputs = _back(fitted, onnx)
     used = {name for node in back for name in node.input}
     constants = [c for c in constants if c.name in used]
     graph = helper.make_graph(
@@ -458,11 +372,11 @@ def to_onnx(estimator, X_sample, path=None, *, check: bool = True, dynamo: bool 
         doc_string=f"{type(est).__name__} exported by pilid.export.to_onnx",
     )
     model.ir_version = numeric.ir_version
-    infrequent = getattr(est, "infrequent_categories_", {})
+    infrequent = fitted.columns.infrequent
     columns = [
         {"name": str(column), "input": name, "type": "double" if levels is None else "string"}
         | ({} if levels is None else {"levels": _json_levels([*levels, *infrequent.get(j, ())])})
-        for column, (name, j, levels) in zip(est._feature_names(), _columns(est))
+        for column, (name, j, levels) in zip(fitted.columns.names, _columns(fitted))
     ]
     meta = {
         "pilid.estimator": type(est).__name__,

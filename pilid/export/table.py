@@ -43,12 +43,16 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from pilid.errors import PilidError
 from pilid.inspection.explanation import deep_share
+
+if TYPE_CHECKING:  # scoring a table needs no torch
+    from pilid.nn.fitted import FittedEnsemble
 
 __all__ = ["FORMAT", "VERSION", "read_table", "score_table", "to_table"]
 
@@ -80,12 +84,12 @@ def fitted_model(estimator, what: str):
             f"PiLiBRegressor, PiLiBClassifier or a CV search of them); {name} is not one, so it "
             "cannot be exported"
         )
-    if "module_" not in vars(estimator):
-        raise PilidError(f"{name} is not fitted; call fit(X, y) before {what}")
     if getattr(estimator, "diverged_", None):
         raise PilidError(
             f"{name} diverged in training ({estimator.diverged_}); refit before {what}"
         )
+    if "fitted_" not in vars(estimator):
+        raise PilidError(f"{name} is not fitted; call fit(X, y) before {what}")
     return estimator
 
 
@@ -106,12 +110,12 @@ def _column(values: np.ndarray, multi: bool):
     return np.asarray(values, dtype=np.float64).tolist() if multi else [float(v) for v in values]
 
 
-def _probe(est) -> tuple[np.ndarray, list[np.ndarray]]:
+def _probe(fitted: FittedEnsemble) -> tuple[np.ndarray, list[np.ndarray]]:
     """Rows whose contributions are the table's values: per feature its probe points (a numeric
     feature's knots, a categorical one's level codes) padded with its last one, then a row of
     NaN (a missing value everywhere) and one of +inf (unseen everywhere)."""
-    knots = est.knots_.points
-    categories = getattr(est, "categories_", {})
+    knots = fitted.knots.points
+    categories = fitted.columns.levels
     points = [
         np.arange(len(categories[j]), dtype=np.float64) if j in categories else np.asarray(p)
         for j, p in enumerate(knots)
@@ -125,46 +129,37 @@ def _probe(est) -> tuple[np.ndarray, list[np.ndarray]]:
     return X, points
 
 
-def _pair_terms(est, names: list[str]) -> list[dict]:
+def _pair_terms(fitted: FittedEnsemble) -> list[dict]:
     """The pair terms (PiLiD's ``pairs``; none for K > 2 classes): each pair's grid nodes and
     its values there (the bag's mean), in output units."""
-    from pilid.nn.pairs import DeepWithPairs
-
-    deeps = [m.module_.deep for m in (est.estimators_ if est._bagged() else [est])]
-    if not isinstance(deeps[0], DeepWithPairs):
-        return []
-    terms = deeps[0].pairs
-    pairs = terms.pairs[0].numpy()
-    V = float(est.y_scale_) * np.mean([d.pairs.V[0].detach().double().numpy() for d in deeps], 0)
-    coarse, ratio = terms.coarse[0].numpy(), terms.ratio[0].double().numpy()
-    categories = getattr(est, "categories_", {})
+    names, categories = fitted.columns.names, fitted.columns.levels
     out = []
-    for k, (a, b) in enumerate(pairs):
+    for a, b, V, coarse, ratio in fitted.pair_grids():
         nodes = []
-        for j in (int(a), int(b)):
+        for j in (a, b):
             at = np.arange(int(coarse[j]) + 1) * float(ratio[j])  # piece positions of the nodes
-            pts = np.asarray(est.knots_.points[j])
+            pts = np.asarray(fitted.knots.points[j])
             x = np.interp(at, np.arange(len(pts)), pts)
             levels = categories.get(j)
             nodes.append([_plain(levels[int(c)]) for c in x] if levels is not None else x.tolist())
-        grid = V[k, : len(nodes[0]), : len(nodes[1])]
+        grid = V[: len(nodes[0]), : len(nodes[1])]
         out.append(
             {
-                "features": [names[int(a)], names[int(b)]],
+                "features": [names[a], names[b]],
                 "nodes": nodes,
-                "piece_ratio": [float(ratio[int(a)]), float(ratio[int(b)])],
+                "piece_ratio": [float(ratio[a]), float(ratio[b])],
                 "values": grid.tolist(),
             }
         )
     return out
 
 
-def _outputs(est) -> list[str]:
-    if est._task == "regression":
+def _outputs(fitted: FittedEnsemble) -> list[str]:
+    if fitted.task == "regression":
         return ["prediction"]
-    if len(est.classes_) == 2:
-        return [f"logit of {_plain(est.classes_[1])}"]
-    return [f"logit of {_plain(c)}" for c in est.classes_]
+    if len(fitted.classes) == 2:
+        return [f"logit of {_plain(fitted.classes[1])}"]
+    return [f"logit of {_plain(c)}" for c in fitted.classes]
 
 
 def to_table(estimator, path=None, *, X=None, csv_dir=None) -> dict:
@@ -193,14 +188,17 @@ def to_table(estimator, path=None, *, X=None, csv_dir=None) -> dict:
     import pilid
 
     est = fitted_model(estimator, "to_table")
-    names = est._feature_names()
-    probe, points = _probe(est)
-    _, contrib, _ = est._decompose(probe)  # (rows, m) or (rows, m, K): the model's own values
+    fitted = est.fitted_  # the one description of the fitted model (`pilid.nn.fitted`)
+    columns = fitted.columns
+    names = list(columns.names)
+    probe, points = _probe(fitted)
+    intercept, contrib, _ = fitted.decompose(probe)  # (rows, m) or (rows, m, K)
     multi = contrib.ndim == 3
-    missing = np.asarray(getattr(est, "missing_", np.zeros(len(names))), dtype=bool)
-    monotone = getattr(est, "monotone_constraints_", np.zeros(len(names), dtype=np.int64))
-    categories = getattr(est, "categories_", {})
-    infrequent = getattr(est, "infrequent_categories_", {})
+    missing = columns.missing_mask()
+    monotone = columns.monotone
+    if monotone is None:
+        monotone = np.zeros(len(names), dtype=np.int64)
+    categories, infrequent = columns.levels, columns.infrequent
     features = []
     for j, name in enumerate(names):
         values = contrib[: len(points[j]), j]
@@ -218,21 +216,20 @@ def to_table(estimator, path=None, *, X=None, csv_dir=None) -> dict:
                 entry["infrequent"] = [_plain(v) for v in infrequent[j]]
         entry["monotone"] = int(monotone[j])
         features.append(entry)
-    classes = getattr(est, "classes_", None) if est._task == "classification" else None
-    intercept = est.intercept_
+    classes = fitted.classes
     table = {
         "format": FORMAT,
         "version": VERSION,
         "estimator": type(est).__name__,
         "pilid_version": pilid.__version__,
-        "task": est._task,
+        "task": fitted.task,
         "classes": None if classes is None else [_plain(c) for c in classes],
-        "outputs": _outputs(est),
+        "outputs": _outputs(fitted),
         "intercept": np.asarray(intercept, dtype=np.float64).tolist()
         if multi
         else float(intercept),
         "features": features,
-        "pairs": _pair_terms(est, names) if not multi else [],
+        "pairs": _pair_terms(fitted) if not multi else [],
         "deep_share": None if X is None else deep_share(est, X),
     }
     _finite(table)

@@ -49,7 +49,7 @@ from pilid.inspection.displays import (
     plain_text,
     require_columns,
 )
-from pilid.models.prediction import PREDICT_CHUNK
+from pilid.nn.fitted import CHUNK as PREDICT_CHUNK
 from pilid.nn.pairs import DeepWithPairs
 
 __all__ = ["DEEP", "KINDS", "ImportanceDisplay", "ImportanceMixin", "pair_name", "term_importances"]

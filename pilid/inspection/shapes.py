@@ -5,10 +5,10 @@ marginal value function u_j per feature, piecewise linear between its characteri
 (Definitions 1-2). `ShapeMixin` reads it off a fitted estimator of `pilid.estimators` as a tidy
 table (`shape_functions`), as per-row contributions (`feature_contributions`) and as a plot
 (`plot_shapes`, through `pilid.inspection.displays.ShapeDisplay`); it adds the explanation of
-single predictions (`pilid.inspection.explanation.ExplainMixin`). It reads only what the
-estimator holds after fit (``module_``, ``knots_``, ``contribution_offset_``, ``y_scale_``,
-``decompose``): a bag's members and K > 2 classes' members are read one by one and joined by
-`pilid.models.bagging.bag_shapes` and `pilid.models.multiclass.class_table`.
+single predictions (`pilid.inspection.explanation.ExplainMixin`). It reads the fitted
+model's one description (`pilid.nn.fitted.FittedEnsemble`): the contributions of each member at
+the characteristic points (`knot_probe`), a bag's members joined by
+`pilid.models.bagging.bag_shapes` and K > 2 classes' by `pilid.models.multiclass.class_table`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import re
 
 import numpy as np
 import pandas as pd
-import torch
 from sklearn.utils.validation import check_is_fitted
 
 from pilid.inspection.displays import ShapeDisplay
@@ -27,9 +26,23 @@ from pilid.inspection.importance import ImportanceMixin, kept_at_fit
 from pilid.inspection.joint_grid import FeatureCounts, feature_counts
 from pilid.models import bagging, multiclass
 from pilid.models.inputs import INFREQUENT_LEVEL
-from pilid.nn.piecewise import piece_values
 
-__all__ = ["ShapeMixin", "level_order"]
+__all__ = ["ShapeMixin", "knot_probe", "level_order"]
+
+
+def knot_probe(knots) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Rows whose contributions are the shapes at their characteristic points (Definition 1):
+    row k holds each feature's k-th point (its last where it has fewer), then one row of NaN
+    (a missing value everywhere); and the points per feature."""
+    points = [np.asarray(p, dtype=np.float64) for p in knots.points]
+    rows = max(len(p) for p in points)
+    X = np.empty((rows + 1, len(points)))
+    for j, p in enumerate(points):
+        X[: len(p), j] = p
+        X[len(p) : rows, j] = p[-1]
+    X[rows] = np.nan
+    return X, points
+
 
 #: The first number in a level's name (``"10+"``: 10, ``"<5"``: 5, ``"5-10 years"``: 5).
 NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
@@ -98,33 +111,27 @@ class ShapeMixin(ExploreMixin, ImportanceMixin, ExplainMixin):
         with their spread in columns `std`, `lower` and `upper` (`pilid.models.bagging.bag_shapes`).
         """
         check_is_fitted(self, "module_")
-        if self._multiclass():
-            tables = [m.shape_functions() for m in self.class_estimators_]
-            return multiclass.class_table(self, tables)
-        if self._bagged():
-            return bagging.bag_shapes([m.shape_functions() for m in self.estimators_])
-        a = self.module_.additive
-        with torch.no_grad():
-            v, _ = a.effective()
-            v = (v + self.module_.shift_w)[0].double().numpy()
-            const = a.constants()[0].double() + float(self.module_.shift_c[0]) / a.n_features
-            const = const.numpy()
-        values = piece_values(self.knots_, v, const)
-        missing = self.knots_.missing_mask
-        if missing.any():  # u_j(NaN), centred, from a row of NaN (`decompose`)
-            nan_terms = self._decompose(np.where(missing, np.nan, 0.0)[None])[1][0]
+        fitted = self._description()
+        probe, points = knot_probe(fitted.knots)
+        per_head = [
+            [self._shape_table(fitted, contrib, points) for contrib, _ in members]
+            for members in fitted.member_terms(probe)
+        ]
+        tables = [t[0] if len(t) == 1 else bagging.bag_shapes(t) for t in per_head]
+        return multiclass.class_table(self, tables) if fitted.multiclass else tables[0]
+
+    def _shape_table(self, fitted, contrib: np.ndarray, points: list) -> pd.DataFrame:
+        """One member's shape table from its contributions on `knot_probe`'s rows."""
+        missing = fitted.columns.missing_mask()
         rows = []
-        for j, (name, pts, val) in enumerate(
-            zip(self._feature_names(), self.knots_.points, values)
-        ):
-            centred = self.y_scale_ * (val - self.contribution_offset_[j])
+        for j, (name, pts) in enumerate(zip(fitted.columns.names, points)):
             x = pts
-            levels = getattr(self, "categories_", {}).get(j)
+            levels = fitted.columns.levels.get(j)
             if levels is not None:  # the levels as given, not their codes
                 x = pd.Series([levels[int(k)] for k in pts], dtype=object)
-            rows.append(pd.DataFrame({"feature": name, "x": x, "value": centred}))
+            rows.append(pd.DataFrame({"feature": name, "x": x, "value": contrib[: len(pts), j]}))
             if missing[j]:  # the contribution of NaN, as a row of its own
-                nan_row = {"feature": [name], "x": [np.nan], "value": [nan_terms[j]]}
+                nan_row = {"feature": [name], "x": [np.nan], "value": [contrib[-1, j]]}
                 rows.append(pd.DataFrame(nan_row))
         return pd.concat(rows, ignore_index=True)
 

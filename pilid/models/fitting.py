@@ -19,6 +19,7 @@ import torch
 
 from pilid.device import cpu_threads, resolve_device
 from pilid.errors import PilidError, TrainingDivergedError
+from pilid.models.description import describe
 from pilid.parallel import torch_threads
 from pilid.train.batched import deep_width, fit_ensemble
 from pilid.train.divergence import lr_advice
@@ -75,6 +76,8 @@ def _fit_local(ests, Xs, ys, ws) -> list:
 
 
 def _fit_on(device, ests, Xs, ys, ws) -> list:
+    for est in ests:  # a refit's description goes with the model it describes
+        est.__dict__.pop("fitted_", None)
     preps = _prepare_all(ests, Xs, ys, ws)
     m = {p.X.shape[1] for p in preps}
     if len(m) > 1:
@@ -92,6 +95,9 @@ def _fit_on(device, ests, Xs, ys, ws) -> list:
         for est in ests:
             est._collect()
             units += est._more_members()
+    for est in ests:  # the fitted model's one description (`pilid.models.description`)
+        if "module_" in vars(est) and not getattr(est, "diverged_", None):
+            est.fitted_ = describe(est)
     return ests
 
 

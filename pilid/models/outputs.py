@@ -5,9 +5,9 @@ p = sigmoid(logit) of `classes_[1]`, overflow-free (`scipy.special.expit`); `pre
 class whose probability is larger. A `decision_function` of shape (n, K) (the neural
 estimators on K > 2 classes, `pilid.models.multiclass`) gives the softmax and the argmax.
 
-`RegressorOutput` and `ClassifierOutput` are the neural estimators' outputs (their raw output,
-``_raw``, of validated X, ``_check_fitted_X``): a regressor's in the target's units, a
-classifier's logit.
+`RegressorOutput` and `ClassifierOutput` are the neural estimators' outputs (their fitted
+description's, `pilid.nn.fitted.FittedEnsemble.output`, of validated X, ``_check_fitted_X``): a
+regressor's in the target's units, a classifier's logit.
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ class RegressorOutput(RegressorMixin):
         order (a column of fit that it lacks is refused, naming it), an array by position
         (`pilid.models.inputs`)."""
         X = self._check_fitted_X(X)
-        return self.y_offset_ + self.y_scale_ * self._raw(X)
+        return self._description().output(X)
 
 
 class ClassifierOutput(LogitClassifierMixin):
@@ -72,7 +72,7 @@ class ClassifierOutput(LogitClassifierMixin):
         (n, K) (`pilid.models.multiclass`). A DataFrame is read by column name, in any order,
         an array by position (`pilid.models.inputs`)."""
         X = self._check_fitted_X(X)
-        return self._raw(X)
+        return self._description().output(X)
 
     def __sklearn_tags__(self):
         """scikit-learn's tags: two or more classes (K > 2: a softmax of K class logits)."""
