@@ -76,13 +76,17 @@ def test_quantile_trials_have_different_piece_counts_and_stay_equal():
     assert fitted[0].knots_.n_columns != fitted[1].knots_.n_columns
 
 
+def _bias_penalty(model, x):
+    return 5.0 * model.deep.out_b.reshape(-1).square()
+
+
 class _Scheduled(PiLiDRegressor):
     """A toy two-phase schedule: phase 1 penalises the MLP output bias until it is small or
     3 epochs pass; phase 2 freezes omega and trains without the penalty (the PiLiB pattern).
     Phase 2's `until` only records omega after every epoch (it never ends the phase)."""
 
-    def _extra_loss(self, model, x):
-        return 5.0 * model.deep.out_b.reshape(-1).square()
+    def _penalty_term(self):
+        return _bias_penalty
 
     def _phases(self):
         self.omega_trace = []

@@ -5,12 +5,15 @@ result kept (`pilid.models.fitting.keep_trial`)."""
 from __future__ import annotations
 
 import dataclasses
+import io
+import pickle
 
 import numpy as np
 import pytest
 import torch
+from sklearn.base import BaseEstimator
 
-from pilid import PiLiDRegressor
+from pilid import MLPRegressor, NITRegressor, PiLiBRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.nn.mlp import EnsembleMLP
 from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact
 from pilid.train import Phase, Prepared, TrainConfig, TrainedTrial, TrainSpec, fit_ensemble
@@ -88,3 +91,51 @@ def test_an_estimator_keeps_what_the_engine_gives_its_spec():
     assert all(torch.equal(state[k], want[k]) for k in state)
     for key in ("train_loss", "val_loss", "phase"):  # (the epochs' seconds are the clock's)
         assert trial.history[key] == fitted.history_[key]
+
+
+class _NoEstimators(pickle.Pickler):
+    """A pickler that records every estimator it meets (a bound method pickles its object)."""
+
+    def __init__(self, file):
+        super().__init__(file)
+        self.met = []
+
+    def persistent_id(self, obj):
+        if isinstance(obj, BaseEstimator):
+            self.met.append(type(obj).__name__)
+            return len(self.met)
+        return None
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: PiLiDRegressor(n_bags=1, pairs=2, epochs=2),
+        lambda: PiLiDClassifier(n_bags=1, hidden_layers=None, epochs=2),
+        lambda: MLPRegressor(n_bags=1, epochs=2),
+        lambda: PiLiBRegressor(n_bags=1, epochs=2, monotone_constraints={0: 1}),
+        lambda: NITRegressor(n_bags=1, epochs=2),
+    ],
+)
+def test_the_spec_holds_no_estimator_so_the_engine_cannot_call_back(make):
+    """What the engine gets of an estimator (its `TrainSpec`) is plain: pickled, it reaches no
+    estimator (no bound method, no closure over one), and its builder, penalty and
+    regularised set do what the estimator's hooks say."""
+    prep, X, y = _prepared(4)
+    est = make()
+    y = y > np.median(y) if est._task == "classification" else y
+    est._prepare(X, y)
+    spec = est._train_spec()
+    pickler = _NoEstimators(io.BytesIO())
+    pickler.dump(spec)
+    assert pickler.met == []
+    deep = spec.build_deep(2, [0, 1])
+    gated = isinstance(est, (PiLiBRegressor, NITRegressor))
+    assert (deep is None) == (getattr(est, "hidden_layers", 1) is None)
+    assert gated == hasattr(deep, "gates") == (spec.config.extra_loss is not None)
+    assert spec.config.regularized("deep.gates.log_alpha") is not gated
+    assert spec.config.regularized("additive.w")
+    if isinstance(est, PiLiBRegressor):  # the monotone feature's gates start closed
+        assert (deep.gates.log_alpha[:, :, 0] < -10).all() and (
+            deep.gates.log_alpha[:, :, 1] > -10
+        ).all()

@@ -21,8 +21,6 @@ output is not additive in its features (NIT blocks often pair two main effects).
 
 from __future__ import annotations
 
-import torch
-
 from pilid.estimators.gated import BLOCK_ATTRIBUTES_DOC, BlockModel
 from pilid.estimators.neural import (
     FITTED_ATTRIBUTES_DOC,
@@ -90,8 +88,7 @@ class NITBase(BlockModel):
         self.verbose = verbose
         self.n_bags = n_bags
 
-    def _penalty(self, log_alpha: torch.Tensor) -> torch.Tensor:
-        return nit_order_penalty(log_alpha, int(self.max_order), float(self.lambda0))
+    _order_penalty = staticmethod(nit_order_penalty)
 
 
 _NIT_DOC = (

@@ -14,8 +14,10 @@ gates, orders and ``block_features_`` stay one per feature; the summaries skip N
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -28,14 +30,16 @@ from pilid.inspection.explanation import ExplainMixin
 from pilid.inspection.interaction_display import InteractionPlotMixin
 from pilid.inspection.joint_grid import check_pair, grid_axis, keep_grid_rows
 from pilid.models import bagging, multiclass
+from pilid.models.monotone import CLOSED_LOG_ALPHA
 from pilid.models.params import Number, Whole
 from pilid.models.sample_weight import weighted_mean_std
 from pilid.nn.blocks import GatedBlocks
-from pilid.nn.gates import GateOrderWarning, HardConcreteGates, deterministic_gates
+from pilid.nn.gates import GateOrderWarning, GatePenalty, HardConcreteGates, deterministic_gates
 from pilid.nn.piecewise import fit_knots, phi_numpy
 from pilid.streams import STREAM_BLOCK_SUMMARY, trial_rng
 from pilid.train import Phase
 from pilid.train.encoding import deep_input
+from pilid.train.losses import Regularized
 
 # Blocks whose output varies less than this share of the model output (std on the training rows)
 # count as inactive in `interactions_()`.
@@ -101,6 +105,43 @@ class _IndicatorBlocks(GatedBlocks):
         z = self.gates() if gates is None else gates
         index = torch.as_tensor(self.gate_of, device=z.device)
         return super().block_outputs(x, z.index_select(-1, index), blocks)
+
+
+@dataclass(frozen=True)
+class GatedBuilder:
+    """The gated blocks of Section 3.3 as `pilid.train.TrainSpec` builds them:
+    ``builder(n_features, seeds)`` is `GatedBlocks` of these options or, with ``gate_of`` (the
+    feature of every input, a missing indicator behind its feature's gate), `_IndicatorBlocks`;
+    the gates of the features in ``closed`` (monotone-constrained ones) start closed."""
+
+    n_blocks: int
+    layers: Sequence[int]
+    init_scale: float
+    init_prob: float
+    gate_lr_scale: float
+    output_bias: bool
+    gate_of: np.ndarray | None = None
+    closed: np.ndarray | None = None
+
+    def __call__(self, n_features: int, seeds: Sequence[int]) -> GatedBlocks:
+        """The blocks for ``len(seeds)`` trials on `n_features` inputs."""
+        options = dict(
+            n_blocks=self.n_blocks,
+            layers=self.layers,
+            init_scale=self.init_scale,
+            init_prob=self.init_prob,
+            gate_lr_scale=self.gate_lr_scale,
+            output_bias=self.output_bias,
+        )
+        if self.gate_of is not None:
+            blocks = _IndicatorBlocks(self.gate_of, seeds, **options)
+        else:
+            blocks = GatedBlocks(n_features, seeds, **options)
+        if self.closed is not None and self.closed.any():
+            gates = blocks.gates
+            with torch.no_grad():
+                gates.loc[:, :, torch.as_tensor(self.closed)] = CLOSED_LOG_ALPHA / gates.lr_scale
+        return blocks
 
 
 class _PhaseOneExit:
@@ -195,27 +236,27 @@ class BlockModel(InteractionPlotMixin, ExplainMixin, NeuralEstimator):
         **BAG_CONSTRAINTS,
     }
 
-    def _penalty(self, log_alpha: torch.Tensor) -> torch.Tensor:
-        raise NotImplementedError
+    #: The gates' order penalty (`pilid.nn.gates`, a ``staticmethod``): PiLiB's L_K' or NIT's L_K.
+    _order_penalty = None
 
     # ------------------------------------------------------------ protocol hooks
-    def _build_deep(self, n_features: int, seeds: Sequence[int]) -> GatedBlocks:
-        options = dict(
+    def _deep_builder(self) -> GatedBuilder:
+        missing = getattr(self, "missing_", None)
+        gate_of = None
+        if missing is not None and missing.any():  # + a missing indicator per such feature
+            gate_of = np.concatenate([np.arange(len(missing)), np.flatnonzero(missing)])
+        return GatedBuilder(
             n_blocks=int(self.n_blocks),
             layers=self.block_layers,
             init_scale=float(self.init_scale),
             init_prob=float(self.init_prob),
             gate_lr_scale=float(self.gate_lr_scale),
             output_bias=not self._has_additive,
+            gate_of=gate_of,
         )
-        missing = getattr(self, "missing_", None)
-        if missing is not None and missing.any():  # + a missing indicator per such feature
-            gate_of = np.concatenate([np.arange(len(missing)), np.flatnonzero(missing)])
-            return _IndicatorBlocks(gate_of, seeds, **options)
-        return GatedBlocks(n_features, seeds, **options)
 
-    def _extra_loss(self, model, x):
-        return self._penalty(model.deep.gates.log_alpha)
+    def _penalty_term(self) -> GatePenalty:
+        return GatePenalty(self._order_penalty, int(self.max_order), float(self.lambda0))
 
     def _phases(self) -> list[Phase]:
         until = _PhaseOneExit(
@@ -232,10 +273,9 @@ class BlockModel(InteractionPlotMixin, ExplainMixin, NeuralEstimator):
             Phase("retrain", int(self.epochs), frozen=("deep.gates.",), early_stopping=True),
         ]
 
-    def _regularized(self, name: str) -> bool:
-        if name.startswith("deep.gates."):
-            return False  # the gates have their own (L0) penalty
-        return super()._regularized(name)
+    def _regularized(self) -> Regularized:
+        """PiLiD's, less the gates: they have their own (L0) penalty."""
+        return dataclasses.replace(super()._regularized(), exempt=("deep.gates.",))
 
     def _finalize(self, prep) -> None:
         """Base fitted attributes, then the block summaries on the trial's training rows."""

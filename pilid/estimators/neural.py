@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -30,7 +30,7 @@ from pilid.models.params import Number, Satisfies, sklearn_constraints, validate
 from pilid.models.row_rules import resolve_lam, resolve_smoothness
 from pilid.models.sample_weight import check_sample_weight, check_weighted_rows, weighted_mean_std
 from pilid.nn.fitted import CHUNK, FittedEnsemble, rows_tensor
-from pilid.nn.mlp import PAPER_HIDDEN_LAYERS, EnsembleMLP, layer_sizes
+from pilid.nn.mlp import PAPER_HIDDEN_LAYERS, MLPBuilder, layer_sizes
 from pilid.nn.piecewise import (
     GAMMA_RULE,
     fit_knots,
@@ -39,6 +39,7 @@ from pilid.nn.piecewise import (
 )
 from pilid.train import Phase, Prepared, Trainable, TrainConfig
 from pilid.train.batched import SAMPLE_ROWS, sample_rows
+from pilid.train.losses import REG_GROUPS, Regularized
 from pilid.train.spec import TrainSpec
 from pilid.train.validation import holdout_split
 
@@ -156,9 +157,6 @@ class FewRowsPerPieceWarning(UserWarning):
     """gamma cuts a numeric feature into more pieces than the rows can support."""
 
 
-REG_GROUPS = ("all", "additive", "deep", "w", "b", "omega")
-
-
 def _groups(reg_groups) -> tuple:
     return (reg_groups,) if isinstance(reg_groups, str) else tuple(reg_groups)
 
@@ -209,13 +207,18 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
 
     * ``_task``: "regression" or "classification" (class attribute).
     * ``_has_additive``: False drops the piecewise-linear component (MLP, NIT).
-    * ``_build_deep(n_features, seeds)``: default the paper's MLP (`hidden_layers`, `sigma`,
-      `pilid.nn.mlp.EnsembleMLP`).
-    * ``_extra_loss(model, x) -> (T,)``: a per-trial penalty added in phases with
-      ``penalty=True`` (None, the default: no penalty). ``model`` is the `PiLiDEnsemble`.
+    * ``_deep_builder() -> builder``: ``builder(n_features, seeds)`` builds the deep part;
+      default the paper's MLP (`pilid.nn.mlp.MLPBuilder` of `hidden_layers`, `sigma`).
+    * ``_penalty_term() -> term | None``: ``term(model, x) -> (T,)``, a per-trial penalty
+      added in phases with ``penalty=True`` (None, the default: no penalty). ``model`` is the
+      `PiLiDEnsemble`.
     * ``_phases() -> list[Phase]``: the training schedule (default: one phase of ``epochs``
       epochs with early stopping).
-    * ``_regularized(name) -> bool``: parameters that get ``lam * Omega`` (Eq. 11).
+    * ``_regularized() -> Regularized``: the parameters that get ``lam * Omega`` (Eq. 11;
+      `pilid.train.losses.Regularized`).
+
+    What these hooks return is plain: values and callables that hold no estimator, so the
+    engine never calls back into one.
     * ``_after_fit()``: runs on every fitted estimator (T=1 module on CPU in ``module_``).
     * ``_parameter_constraints``: extend the parent's dict with the family's keys.
 
@@ -242,27 +245,23 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
     _has_additive = True  # False: no piecewise-linear part (MLP, NIT)
 
     # ------------------------------------------------------------------ hooks
-    def _build_deep(self, n_features: int, seeds: Sequence[int]):
+    def _deep_builder(self) -> Callable[[int, Sequence[int]], torch.nn.Module | None]:
+        """The deep part's builder for the spec (`pilid.train.TrainSpec.build_deep`): a plain
+        callable of the hyper-parameters, never a method of the estimator."""
         layers = getattr(self, "hidden_layers", PAPER_HIDDEN_LAYERS)
-        if layers is None:
-            return None
-        return EnsembleMLP(n_features, layers, self.sigma, seeds)
+        return MLPBuilder(layers, self.sigma)
 
     def _phases(self) -> list[Phase]:
         return [Phase("train", int(self.epochs), early_stopping=True)]
 
-    def _extra_loss(self, model, x):
-        return None  # no extra term (PiLiB's gates add theirs)
+    def _penalty_term(self) -> Callable | None:
+        """The extra term of the loss in phases with ``penalty=True`` (``term(model, x) ->
+        (T,)``), or None: none (PiLiB's and NIT's gates add theirs)."""
+        return None
 
-    def _regularized(self, name: str) -> bool:
-        groups = _groups(getattr(self, "reg_groups", "all"))
-        if "all" in groups:
-            return True
-        if "additive" in groups and name.startswith("additive."):
-            return True
-        if "deep" in groups and name.startswith("deep."):
-            return True
-        return any(name == f"additive.{g}" for g in groups if g in ("w", "b", "omega"))
+    def _regularized(self) -> Regularized:
+        """The parameters ``lam * Omega`` covers (Eq. 11): those of ``reg_groups``."""
+        return Regularized(_groups(getattr(self, "reg_groups", "all")))
 
     def _train_config(self, n_trials: int) -> TrainConfig:
         return TrainConfig(
@@ -273,8 +272,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             patience=self.patience,
             reg=getattr(self, "reg", "l2"),
             lam=resolved_lam(self),  # a rule of the rows: its value at the fit rows
-            regularized=self._regularized,
-            extra_loss=self._extra_loss,  # returns None where there is no extra term
+            regularized=self._regularized(),
+            extra_loss=self._penalty_term(),
             verbose=bool(self.verbose),
             desc=f"{type(self).__name__} x{n_trials}",
             classes=int(getattr(self, "_softmax_classes", 1)),  # K > 2 classes: softmax groups
@@ -283,8 +282,8 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
 
     def _train_spec(self) -> TrainSpec:
         """`Trainable._train_spec`: what this estimator's trials train, from its hooks
-        (`_train_config`, `_phases`, `_build_deep`) and its prepared attributes (the monotone
-        constraints, the column names)."""
+        (`_train_config`, `_phases`, `_deep_builder`) and its prepared attributes (the monotone
+        constraints, the column names); plain values and callables that hold no estimator."""
         monotone = getattr(self, "monotone_constraints_", None)
         names = getattr(self, "feature_names_in_", None)
         return TrainSpec(
@@ -292,7 +291,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
             task=self._task,
             config=self._train_config(1),
             phases=tuple(self._phases()),
-            build_deep=self._build_deep,
+            build_deep=self._deep_builder(),
             has_additive=self._has_additive,
             init=getattr(self, "init", "lstsq"),
             sigma=getattr(self, "sigma", None),

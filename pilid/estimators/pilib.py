@@ -51,7 +51,7 @@ After training, `purify=True` moves the blocks' main effects into the additive s
 
 from __future__ import annotations
 
-import torch
+import dataclasses
 
 from pilid.errors import PilidError
 from pilid.estimators.gated import BLOCK_ATTRIBUTES_DOC, BlockModel
@@ -64,7 +64,6 @@ from pilid.estimators.neural import (
 )
 from pilid.inspection.shapes import ShapeMixin
 from pilid.models.monotone import (
-    CLOSED_LOG_ALPHA,
     MONOTONE_ATTRIBUTE_DOC,
     MONOTONE_CONSTRAINTS,
     MONOTONE_DOC,
@@ -152,19 +151,12 @@ class PiLiBBase(MonotoneMixin, ShapeMixin, BlockModel):
         self.n_bags = n_bags
         self.monotone_constraints = monotone_constraints
 
-    def _build_deep(self, n_features, seeds):
+    _order_penalty = staticmethod(pilib_order_penalty)
+
+    def _deep_builder(self):
         """The gated blocks; a monotone-constrained feature's gates start closed
         (`pilid.models.monotone`: its input is 0 anyway, so no block lists it)."""
-        blocks = super()._build_deep(n_features, seeds)
-        closed = self._constrained()
-        if closed.any():
-            gates = blocks.gates
-            with torch.no_grad():
-                gates.loc[:, :, torch.as_tensor(closed)] = CLOSED_LOG_ALPHA / gates.lr_scale
-        return blocks
-
-    def _penalty(self, log_alpha: torch.Tensor) -> torch.Tensor:
-        return pilib_order_penalty(log_alpha, int(self.max_order), float(self.lambda0))
+        return dataclasses.replace(super()._deep_builder(), closed=self._constrained())
 
 
 _PILIB_DOC = (

@@ -22,7 +22,8 @@ All tensors carry the shape `(T, B, m)`: trials, blocks, input features.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -145,6 +146,22 @@ def nit_order_penalty(
     k = expected_order(log_alpha, beta, gamma, zeta)
     excess = (k.max(-1).values - max_order).clamp(min=0.0)
     return excess + lam * k.mean(-1)
+
+
+@dataclass(frozen=True)
+class GatePenalty:
+    """The gates' order penalty as an extra term of the training loss (phases with
+    ``penalty=True``): ``penalty(model, x) -> (T,)`` is ``order(log_alpha, max_order, lam)`` of
+    the model's deep part's gates, ``order`` `pilib_order_penalty` (L_K') or
+    `nit_order_penalty` (L_K)."""
+
+    order: Callable[..., torch.Tensor]
+    max_order: int
+    lam: float
+
+    def __call__(self, model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+        """The penalty per trial, (T,), of `model`'s gates (`x` unused)."""
+        return self.order(model.deep.gates.log_alpha, self.max_order, self.lam)
 
 
 class GateOrderWarning(UserWarning):

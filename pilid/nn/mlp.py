@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -60,6 +61,21 @@ def check_hidden_layers(hidden_layers) -> tuple[int, ...]:
             "[100, 200, 400, 400, 200, 100] (the paper's)"
         )
     return sizes
+
+
+@dataclass(frozen=True)
+class MLPBuilder:
+    """The deep part of Eq. (9) as `pilid.train.TrainSpec` builds it: ``builder(n_features,
+    seeds)`` is `EnsembleMLP` of ``hidden_layers`` (None: no deep part) and ``sigma``."""
+
+    hidden_layers: Sequence[int] | None
+    sigma: float | None = None
+
+    def __call__(self, n_features: int, seeds: Sequence[int]) -> EnsembleMLP | None:
+        """The MLP for ``len(seeds)`` trials on `n_features` inputs, or None."""
+        if self.hidden_layers is None:
+            return None
+        return EnsembleMLP(n_features, self.hidden_layers, self.sigma, seeds)
 
 
 class EnsembleMLP(nn.Module):

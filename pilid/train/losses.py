@@ -9,6 +9,7 @@ gradient of lam * ||p||^2); the L1 term is added to the loss here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -17,6 +18,32 @@ from pilid.tasks import TASKS
 
 #: The norms Omega of Eq. (11).
 REGS = ("l1", "l2")
+
+#: The parameter groups Omega of Eq. (11) may cover: every parameter, the additive part's or the
+#: deep part's, or one of the additive part's tensors (w, b, omega of Eq. 10).
+REG_GROUPS = ("all", "additive", "deep", "w", "b", "omega")
+
+
+@dataclass(frozen=True)
+class Regularized:
+    """Which parameters ``lam * Omega`` of Eq. (11) covers, by parameter name: those of
+    ``groups`` (`REG_GROUPS`), except names starting with one of ``exempt`` (parameters with a
+    penalty of their own, e.g. PiLiB's gates). Called as ``regularized(name) -> bool``."""
+
+    groups: tuple[str, ...] = ("all",)
+    exempt: tuple[str, ...] = ()
+
+    def __call__(self, name: str) -> bool:
+        """Whether Omega covers the parameter called `name`."""
+        if any(name.startswith(prefix) for prefix in self.exempt):
+            return False
+        if "all" in self.groups:
+            return True
+        if "additive" in self.groups and name.startswith("additive."):
+            return True
+        if "deep" in self.groups and name.startswith("deep."):
+            return True
+        return any(name == f"additive.{g}" for g in self.groups if g in ("w", "b", "omega"))
 
 
 def task_loss(out: torch.Tensor, y: torch.Tensor, task: str, classes: int = 1) -> torch.Tensor:

@@ -39,7 +39,7 @@ from pilid.errors import PilidError
 from pilid.streams import STREAM_BATCHES, trial_generator
 from pilid.train.compaction import keep_members, members_separable
 from pilid.train.ensemble_data import EnsembleData
-from pilid.train.losses import task_loss
+from pilid.train.losses import Regularized, task_loss
 from pilid.train.steps import (
     TINY,
     History,
@@ -102,7 +102,7 @@ class TrainConfig:
     patience: int | None = 10
     reg: str = "l2"
     lam: float = 0.0
-    regularized: Callable[[str], bool] = lambda name: True
+    regularized: Callable[[str], bool] = Regularized()
     extra_loss: Callable | None = None
     verbose: bool = False
     desc: str = "train"

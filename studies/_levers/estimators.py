@@ -16,7 +16,7 @@ hands on to PiLiD's own where the lever is neutral.
 * ``min_frequency``: `_merge_infrequent` (scikit-learn's ``OneHotEncoder`` convention).
 * ``bag_validation="own"`` and ``choice_members``: `_members`, `_collect`, `_more_members`
   (`studies._levers.bags`).
-* ``deep_ensemble="shared"``: `_members` marks a bag's members, `_build_deep` gives them
+* ``deep_ensemble="shared"``: `_members` marks a bag's members, `_deep_builder` gives them
   BatchEnsemble's MLP and `_finalize` folds it into each member's plain MLP
   (`studies._levers.shared_mlp`).
 """
@@ -36,7 +36,7 @@ from pilid.models.params import is_whole, sklearn_constraints
 from pilid.train import Phase
 from pilid.train.encoding import quantile_bins
 from studies._levers import bags
-from studies._levers.shared_mlp import SHARED_BAG, SharedEnsembleMLP, bag_groups, fold_module
+from studies._levers.shared_mlp import SHARED_BAG, SharedBuilder, fold_module
 
 __all__ = ["LEVERS", "PiLiDLeverClassifier", "PiLiDLeverRegressor", "with_levers"]
 
@@ -270,13 +270,14 @@ class _Levers:
         candidate's other members; else PiLiD's."""
         return self.__dict__.pop("_rest_of_chosen", None) or super()._more_members()
 
-    def _build_deep(self, n_features: int, seeds, **kwargs):
-        """With ``deep_ensemble="shared"`` and a bag's members (`bag_groups`), BatchEnsemble's
-        MLP (`SharedEnsembleMLP`); else PiLiD's."""
-        groups = bag_groups(self, seeds) if self.deep_ensemble == "shared" else None
-        if groups is None or self.hidden_layers is None:
-            return super()._build_deep(n_features, seeds, **kwargs)
-        return SharedEnsembleMLP(n_features, self.hidden_layers, self.sigma, seeds, groups)
+    def _deep_builder(self):
+        """With ``deep_ensemble="shared"``, the builder of BatchEnsemble's MLP for a bag's
+        members (`SharedBuilder`); else PiLiD's."""
+        if self.deep_ensemble != "shared" or self.hidden_layers is None:
+            return super()._deep_builder()
+        bag = getattr(self, SHARED_BAG, None)
+        classes = int(getattr(self, "_softmax_classes", 1))
+        return SharedBuilder(self.hidden_layers, self.sigma, bag, classes)
 
     def _finalize(self, prep) -> None:
         """A shared MLP folded into the member's plain MLP (`fold_module`), then PiLiD's."""

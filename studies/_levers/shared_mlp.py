@@ -20,12 +20,14 @@ takes part until the trainer drops finished trials from the computation,
 Eq. 6-8 (`pilid.nn.mlp.EnsembleMLP`) with those weights.
 
 `bag_groups` reads each trial's group off the bag its estimator belongs to (`SHARED_BAG`, set by
-`studies._levers.estimators`).
+`studies._levers.estimators`); `SharedBuilder` builds the MLP from that bag, as the spec's
+deep-part builder.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -35,7 +37,15 @@ from pilid.nn.mlp import EnsembleMLP, check_hidden_layers
 from pilid.nn.pairs import DeepWithPairs
 from pilid.streams import STREAM_DEEP, trial_generator
 
-__all__ = ["SHARED_BAG", "SharedEnsembleMLP", "bag_groups", "fold", "fold_module"]
+__all__ = [
+    "SHARED_BAG",
+    "SharedBuilder",
+    "SharedEnsembleMLP",
+    "bag_groups",
+    "fold",
+    "fold_module",
+    "groups_of",
+]
 
 #: The attribute of a bag member that holds the seeds of its bag's members, in order (set while
 #: the bag trains, dropped when it is collected).
@@ -178,6 +188,24 @@ def fold_module(module) -> None:
         holder.deep = fold(holder.deep)
 
 
+@dataclass(frozen=True)
+class SharedBuilder:
+    """The deep part of a ``deep_ensemble="shared"`` estimator as its spec builds it: for the
+    trials of one bag (`groups_of`), BatchEnsemble's `SharedEnsembleMLP`; else PiLiD's MLP."""
+
+    hidden_layers: Sequence[int]
+    sigma: float | None
+    bag: tuple | None
+    classes: int = 1
+
+    def __call__(self, n_features: int, seeds: Sequence[int]) -> nn.Module:
+        """The MLP for ``len(seeds)`` trials on `n_features` inputs."""
+        groups = groups_of(self.bag, self.classes, seeds)
+        if groups is None:
+            return EnsembleMLP(n_features, self.hidden_layers, self.sigma, seeds)
+        return SharedEnsembleMLP(n_features, self.hidden_layers, self.sigma, seeds, groups)
+
+
 def bag_groups(est, seeds: Sequence[int]) -> list[int] | None:
     """Each trial's group for the ensemble `est` (a bag member, `SHARED_BAG`) trains first:
     the trials are its bag's members, ``seeds`` theirs in order; with K > 2 classes
@@ -185,12 +213,17 @@ def bag_groups(est, seeds: Sequence[int]) -> list[int] | None:
     k, group k), as `pilid.models.multiclass` orders them. None for an estimator of no bag (one
     model: its own MLP). An ensemble that holds another bag (several estimators fitted together
     by ``fit_batched``) is refused in one line."""
-    bag = getattr(est, SHARED_BAG, None)
+    return groups_of(
+        getattr(est, SHARED_BAG, None), int(getattr(est, "_softmax_classes", 1)), seeds
+    )
+
+
+def groups_of(bag, K: int, seeds: Sequence[int]) -> list[int] | None:
+    """`bag_groups` of an estimator of bag ``bag`` (its members' seeds, or None) and K classes."""
     if bag is None:
         return None
     if len(seeds) == 1:  # one trial (a member's own module once trained): its own group
         return [0]
-    K = int(getattr(est, "_softmax_classes", 1))
     runs = [seeds[i : i + K] for i in range(0, len(seeds), K)]
     ok = len(seeds) % K == 0 and all(len(set(run)) == 1 for run in runs)
     members = [run[0] for run in runs]
