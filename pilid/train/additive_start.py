@@ -90,68 +90,91 @@ def _build_additive(
     solving again would give."""
     T = len(preps)
     m = preps[0].X.shape[1]
-    P = max(p.knots.n_columns for p in preps)
     feature, mask = layout
-    device = feature.device
-    names = spec.column_names(m)
     sign = _piece_signs(spec, feature, mask)
     nan_value = None  # missing values: u_j(NaN) - constant_j per feature (T, m)
     if any(p.missing is not None and np.any(p.missing) for p in preps):
-        nan_value = torch.zeros(T, m, device=device)
+        nan_value = torch.zeros(T, m, device=feature.device)
     if spec.init == "lstsq":
-        target = data.y if spec.task == "regression" else 2.0 * data.y - 1.0
-        if preps[0].class_index is not None:  # K classes: one-vs-rest coding of trial t's class
-            index = torch.tensor([p.class_index for p in preps], device=data.y.device)
-            target = 2.0 * (data.y == index[:, None]).to(data.y.dtype) - 1.0
-        col, frac = data.phi[0], data.phi[1]
+        P = max(p.knots.n_columns for p in preps)
         wide = P > DENSE_COLUMNS or matrix_free  # solved matrix-free from compact Phi
+        target = _lstsq_target(spec, preps, data)
         ws, bs = [], []
         for t in range(T):  # one trial's Phi (dense: n x P) at a time
-            column_names = [names[j] for j in feature[t].tolist()]
-            extra = None
-            if nan_value is not None:  # missing values: one indicator column per such feature
-                lacking = np.flatnonzero(_missing_of(preps[t]))
-                extra = data.phi[2][t][:, lacking]
-                column_names += [names[j] for j in lacking]
-            weights = None if data.w is None else data.w[t : t + 1]
-            rough = None if roughness is None else roughness[t : t + 1]
-            inputs = (col[t], frac[t], feature[t], mask[t], extra, target[t], weights, rough)
-            key = None if starts is None else _start_key(wide, inputs)
-            start = None if key is None else starts.get(key)
-            dense = None  # Phi of trial t, built only where a solve or a clamp reads it
-            if start is not None:  # copies: what is kept never shares memory with a model
-                start = tuple(part.clone() for part in start)
-            else:
-                dense, design = _design(wide, col, frac, feature, mask, extra, t)
-                start = lstsq_init(
-                    design,
-                    target[t : t + 1],
-                    mask[t : t + 1],
-                    names=column_names,
-                    weights=weights,
-                    roughness=rough,
-                )
-                if key is not None:
-                    starts[key] = tuple(part.clone() for part in start)
-            w_t, b_t = start[0], start[1]
-            if nan_value is not None:
-                nan_value[t, lacking] = start[2][0]
-            if sign is not None:  # monotone constraints: clamp the start's slopes
-                if dense is None:
-                    dense, _ = _design(wide, col, frac, feature, mask, extra, t)
-                w_t, b_t = monotone_start(dense, w_t, b_t, sign[t : t + 1], mask[t : t + 1])
+            w_t, b_t = _trial_start(
+                spec, preps[t], data, layout, t, target, wide, nan_value, sign, roughness, starts
+            )
             ws.append(w_t)
             bs.append(b_t)
         w, b = torch.cat(ws), torch.cat(bs)
-    else:  # init="gaussian": the paper's comparison, w ~ N(0, sigma^2), b = 0
-        w = torch.zeros(T, P)
-        for t, p in enumerate(preps):
-            g = trial_generator(p.seed, STREAM_ADDITIVE)
-            Pt = p.knots.n_columns
-            std = (2.0 / Pt) ** 0.5 if spec.sigma is None else float(spec.sigma)  # He: fan-in P
-            w[t, :Pt] = torch.randn(Pt, generator=g) * std
-        w, b = w.to(device), torch.zeros(T, P, device=device)
+    else:
+        w, b = _gaussian_start(spec, preps, max(p.knots.n_columns for p in preps), feature.device)
     return AdditiveEnsemble(feature, mask, m, w, b, sign=sign, nan_value=nan_value)
+
+
+def _lstsq_target(spec: TrainSpec, preps: list[Prepared], data: EnsembleData) -> torch.Tensor:
+    """What the least-squares start fits, (T, n): the standardised target (regression), the
+    labels as -1 / +1 (classification), one-vs-rest per trial's class with K classes."""
+    target = data.y if spec.task == "regression" else 2.0 * data.y - 1.0
+    if preps[0].class_index is not None:  # K classes: one-vs-rest coding of trial t's class
+        index = torch.tensor([p.class_index for p in preps], device=data.y.device)
+        target = 2.0 * (data.y == index[:, None]).to(data.y.dtype) - 1.0
+    return target
+
+
+def _trial_start(spec, prep, data, layout, t, target, wide, nan_value, sign, roughness, starts):
+    """Trial t's least-squares start (w (1, P), b (1, P)), `_build_additive`'s: solved on its
+    Phi (or taken from `starts` under its digest), its missing values' values written into
+    `nan_value`, its slopes clamped where monotone (`sign`)."""
+    feature, mask = layout
+    names = spec.column_names(prep.X.shape[1])
+    col, frac = data.phi[0], data.phi[1]
+    column_names = [names[j] for j in feature[t].tolist()]
+    extra = None
+    if nan_value is not None:  # missing values: one indicator column per such feature
+        lacking = np.flatnonzero(_missing_of(prep))
+        extra = data.phi[2][t][:, lacking]
+        column_names += [names[j] for j in lacking]
+    weights = None if data.w is None else data.w[t : t + 1]
+    rough = None if roughness is None else roughness[t : t + 1]
+    inputs = (col[t], frac[t], feature[t], mask[t], extra, target[t], weights, rough)
+    key = None if starts is None else _start_key(wide, inputs)
+    start = None if key is None else starts.get(key)
+    dense = None  # Phi of trial t, built only where a solve or a clamp reads it
+    if start is not None:  # copies: what is kept never shares memory with a model
+        start = tuple(part.clone() for part in start)
+    else:
+        dense, design = _design(wide, col, frac, feature, mask, extra, t)
+        start = lstsq_init(
+            design,
+            target[t : t + 1],
+            mask[t : t + 1],
+            names=column_names,
+            weights=weights,
+            roughness=rough,
+        )
+        if key is not None:
+            starts[key] = tuple(part.clone() for part in start)
+    w_t, b_t = start[0], start[1]
+    if nan_value is not None:
+        nan_value[t, lacking] = start[2][0]
+    if sign is not None:  # monotone constraints: clamp the start's slopes
+        if dense is None:
+            dense, _ = _design(wide, col, frac, feature, mask, extra, t)
+        w_t, b_t = monotone_start(dense, w_t, b_t, sign[t : t + 1], mask[t : t + 1])
+    return w_t, b_t
+
+
+def _gaussian_start(spec: TrainSpec, preps: list[Prepared], P: int, device):
+    """init="gaussian", the paper's comparison: w ~ N(0, sigma^2) (He's sigma, fan-in the
+    trial's pieces, where ``sigma`` is None), b = 0; (T, P) each."""
+    w = torch.zeros(len(preps), P)
+    for t, p in enumerate(preps):
+        g = trial_generator(p.seed, STREAM_ADDITIVE)
+        Pt = p.knots.n_columns
+        std = (2.0 / Pt) ** 0.5 if spec.sigma is None else float(spec.sigma)  # He: fan-in P
+        w[t, :Pt] = torch.randn(Pt, generator=g) * std
+    return w.to(device), torch.zeros(len(preps), P, device=device)
 
 
 def _design(wide: bool, col, frac, feature, mask, extra, t: int):

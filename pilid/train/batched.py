@@ -254,30 +254,42 @@ def fit_ensemble(
         model.purify_(
             sample.x, sample.phi, weights=sample.w, roughness=roughness, matrix_free=large
         )
-    trials = []
-    for t, prep in enumerate(preps):
-        ne = int(result.n_epochs[t])  # the ensemble may run on after this trial finished
-        history = {
-            "train_loss": result.train_loss[:ne, t].tolist(),
-            "val_loss": result.val_loss[:ne, t].tolist(),
-            "phase": [result.phase_names[k] for k in result.phase[:ne, t]],
-            "epoch_seconds": result.epoch_seconds[:ne].tolist(),  # of the whole ensemble
-        }
-        module = None if diverged[t] is not None else _unstack(spec, model, t, prep)
-        trials.append(
-            TrainedTrial(module, history, ne, int(result.best_epoch[t]), str(device), diverged[t])
-        )
+    trials = [
+        _trained_trial(spec, model, result, t, prep, diverged[t], device)
+        for t, prep in enumerate(preps)
+    ]
     if retry:
-        again = fit_ensemble(spec, [preps[t] for t in retry], device, True, starts)
-        for t, trial in zip(retry, again):
-            trials[t] = trial
-        rescued = sum(trial.diverged is None for trial in again)
-        if rescued:  # the others diverged again: their error says what to change
-            warnings.warn(
-                f"{spec.name}: training diverged in {rescued} of {T} trials or bag "
-                "members with Adam's step on every piece; trained them again with the "
-                "additive part's steps scaled by its pieces",
-                TrainingDivergedWarning,
-                stacklevel=4,
-            )
+        _train_again(spec, preps, retry, trials, device, starts)
     return trials
+
+
+def _trained_trial(spec, model, result, t: int, prep, diverged, device) -> TrainedTrial:
+    """Trial t's `TrainedTrial` from the trained ensemble `model` and the loop's `result`: its
+    own T=1 module (None where it diverged) and its loss history up to its last epoch."""
+    ne = int(result.n_epochs[t])  # the ensemble may run on after this trial finished
+    history = {
+        "train_loss": result.train_loss[:ne, t].tolist(),
+        "val_loss": result.val_loss[:ne, t].tolist(),
+        "phase": [result.phase_names[k] for k in result.phase[:ne, t]],
+        "epoch_seconds": result.epoch_seconds[:ne].tolist(),  # of the whole ensemble
+    }
+    module = None if diverged is not None else _unstack(spec, model, t, prep)
+    return TrainedTrial(module, history, ne, int(result.best_epoch[t]), str(device), diverged)
+
+
+def _train_again(spec, preps, retry: list[int], trials: list, device, starts) -> None:
+    """The trials `retry` (diverged under a roughness penalty) trained again with the additive
+    part's steps scaled by its pieces, in place in `trials`; one warning where that rescued
+    some (the others keep their divergence's reason)."""
+    again = fit_ensemble(spec, [preps[t] for t in retry], device, True, starts)
+    for t, trial in zip(retry, again):
+        trials[t] = trial
+    rescued = sum(trial.diverged is None for trial in again)
+    if rescued:  # the others diverged again: their error says what to change
+        warnings.warn(
+            f"{spec.name}: training diverged in {rescued} of {len(preps)} trials or bag "
+            "members with Adam's step on every piece; trained them again with the "
+            "additive part's steps scaled by its pieces",
+            TrainingDivergedWarning,
+            stacklevel=5,
+        )
