@@ -16,7 +16,12 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
   per value, a step per value as EBM bins each distinct value; decided on the training rows
   alone, a test value not among them an unseen level);
 - ``hybrid_ebm_pairs``: the library defaults (with the MLP) and EBM's pair budget;
-- ``hybrid_ebm_pairs_steps``: the same with the steps cast.
+- ``hybrid_ebm_pairs_steps``: the same with the steps cast;
+- ``glass_pairs20``: glass mode with FAST's first 20 pairs (``pairs=20``, no choice), between
+  the default's 0-or-10 choice and EBM's budget;
+- ``glass_gamma100``: glass mode with 100 pieces per numeric feature (``gamma=100``; the
+  roughness penalty at its default), closer to EBM's many bins;
+- ``glass_patience30``: glass mode trained longer (``patience=30``, ``epochs=300``).
 
 Every fit is `studies.dev_suite.fit_and_score` on `pilid.data.suite.load_suite_table`'s table (the
 split, the test rows, the metric, the deep part's share); the CSV adds ``n_features`` (the columns
@@ -91,6 +96,9 @@ VARIANTS = {
     "glass_ebm_pairs_steps": ({"hidden_layers": None}, True, True),
     "hybrid_ebm_pairs": ({}, True, False),
     "hybrid_ebm_pairs_steps": ({}, True, True),
+    "glass_pairs20": ({"hidden_layers": None, "pairs": 20}, False, False),
+    "glass_gamma100": ({"hidden_layers": None, "gamma": 100}, False, False),
+    "glass_patience30": ({"hidden_layers": None, "patience": 30, "epochs": 300}, False, False),
 }
 #: The commands of the screening (the variants, then ``defaults`` on every cell), written at the
 #: top of the log.
@@ -100,6 +108,8 @@ RUN_COMMANDS = (
     "hybrid_ebm_pairs_steps > /tmp/hybrid_screen.out 2>&1 &",
     "cd /work/main && OMP_NUM_THREADS=1 nice -n 10 python -m studies hybrid_screen "
     "--variants defaults",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants glass_pairs20 glass_gamma100 glass_patience30 > /tmp/hybrid_screen2.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
