@@ -274,3 +274,70 @@ def test_a_value_and_its_spread_never_wrap_apart_and_wide_tables_scroll():
     conf = (docs / "conf.py").read_text()
     assert re.search(r'html_css_files = \[[^]]*"pilid.css"', conf)
     assert re.search(r'html_static_path = \[[^]]*"_static"', conf)
+
+
+def _screen() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A hybrid_screen.py CSV (defaults and glass on hmda, AUC, and wage, MSE; splits 0, 1) and
+    the suite's rows of EBM on the same cells."""
+    study = study_tables.script("hybrid_screen")
+    values = {
+        ("defaults", "hmda"): (0.80, 0.90),
+        ("glass", "hmda"): (0.84, 0.92),  # better than the defaults by 0.03, EBM by 0.01
+        ("defaults", "wage"): (0.70, 0.60),
+        ("glass", "wage"): (0.75, 0.65),  # MSE 0.05 worse than the defaults, 0.01 than EBM
+    }
+    ebm = {"hmda": (0.83, 0.91), "wage": (0.74, 0.64)}
+    rows, suite = [], []
+    for (variant, table), pair in values.items():
+        metric = "mse" if table == "wage" else "auc"
+        task = "regression" if table == "wage" else "classification"
+        for split, value in enumerate(pair):
+            rows.append(
+                dict.fromkeys(study.COLUMNS, 0)
+                | dict(variant=variant, table=table, split=split, task=task, metric=metric)
+                | dict(value=value, fit_seconds=1.0 + (variant == "glass"))
+            )
+    for table, pair in ebm.items():
+        metric = "mse" if table == "wage" else "auc"
+        for split, value in enumerate(pair):
+            # the suite's own PiLiD rows: the CSV's defaults stand for them on these cells
+            suite.append(
+                dict(
+                    table=table,
+                    split=split,
+                    model="pilid",
+                    metric=metric,
+                    value=0.5,
+                    fit_seconds=5.0,
+                )
+            )
+            suite.append(
+                dict(
+                    table=table,
+                    split=split,
+                    model="ebm",
+                    metric=metric,
+                    value=value,
+                    fit_seconds=9.0,
+                )
+            )
+    return pd.DataFrame(rows), pd.DataFrame(suite)
+
+
+def test_the_screening_views_read_paired_differences_in_the_metrics_direction():
+    rows, suite = _screen()
+    table = study_tables.screen_variants(rows, suite)
+    by = {r[0]: dict(zip(table.header, r)) for r in table.rows}
+    assert by["glass"]["beats EBM"] == "1 of 2" and by["glass"]["beats defaults"] == "1 of 2"
+    # hmda +0.01 and wage -0.01 against EBM; +0.03 and -0.05 against the defaults
+    assert float(by["glass"]["mean vs EBM"]) == pytest.approx(0.0, abs=1e-12)
+    assert float(by["glass"]["mean vs defaults"]) == pytest.approx(-0.01)
+    # the defaults: hmda 0.02 below EBM, wage 0.04 below EBM's MSE (better)
+    assert by["defaults"]["beats EBM"] == "1 of 2" and by["defaults"]["beats defaults"] == "--"
+    assert by["glass"]["fit s"] == "2.0" and by["glass"]["defaults' fit s"] == "1.0"
+    wide = study_tables.screen_tables(rows, suite, "defaults")
+    assert wide.header == ["variant", "hmda", "wage"]
+    cells = {r[0]: r[1:] for r in wide.rows}
+    assert [float(c) for c in cells["glass"]] == pytest.approx([0.03, -0.05])
+    assert isinstance(cells["glass"][0], study_tables.Bold)  # better than the defaults there
+    assert isinstance(cells["defaults"][1], study_tables.Bold)  # the defaults' 0 beats -0.05

@@ -465,6 +465,77 @@ def defaults_change(levers: pd.DataFrame, suite: pd.DataFrame, digits: int = 4) 
     return Table(header, rows, note="; ".join(notes) + ".")
 
 
+# -- the screening of the glass mode and the pair budget (studies.hybrid_screen) ------------------
+
+
+def _screened(rows: pd.DataFrame, suite: pd.DataFrame) -> pd.DataFrame:
+    study = script("hybrid_screen")
+    return study.per_table(study.complete(rows, study.SCREEN_SPLITS), suite)
+
+
+def screen_variants(rows: pd.DataFrame, suite: pd.DataFrame, digits: int = 4) -> Table:
+    """Per screened variant (``hybrid_screen.VARIANTS``): what it changes on the library's
+    defaults, the tables where it beats EBM and the defaults (paired, `hybrid_screen.per_table`),
+    the mean of those paired differences and its mean fit seconds beside the defaults'."""
+    study = script("hybrid_screen")
+    frame = _screened(rows, suite)
+    header = [
+        "variant",
+        "changes",
+        "beats EBM",
+        "beats defaults",
+        "mean vs EBM",
+        "mean vs defaults",
+        "fit s",
+        "defaults' fit s",
+    ]
+    out = []
+    for variant, part in frame.groupby("variant", sort=False):
+        params, ebm_pairs, steps = study.VARIANTS[variant]
+        changes = [f"{k}={v!r}" for k, v in params.items()]
+        changes += ["EBM's pair budget"] if ebm_pairs else []
+        changes += ["steps"] if steps else []
+        ebm, base = part["vs_ebm"].dropna(), part["vs_defaults"].dropna()
+        mine = variant == "defaults"
+        out.append(
+            [
+                variant,
+                ", ".join(changes) or "--",
+                of((ebm > 0).sum(), len(ebm)),
+                "--" if mine else of((base > 0).sum(), len(base)),
+                number(float(ebm.mean()), digits),
+                "--" if mine else number(float(base.mean()), digits),
+                seconds(part["fit_s"].mean()),
+                seconds(part["defaults_s"].mean()),
+            ]
+        )
+    return Table(
+        header,
+        out,
+        note="positive differences: the variant better (AUC higher, MSE "
+        "lower); REDUCED: 6 tables, splits 0 and 1, one seed.",
+    )
+
+
+def screen_tables(rows: pd.DataFrame, suite: pd.DataFrame, against: str, digits: int = 4) -> Table:
+    """The paired difference of every screened variant against ``against`` ("defaults" or
+    "ebm") per table (`hybrid_screen.per_table`), a row per variant; the best variant of each
+    table in bold."""
+    frame = _screened(rows, suite)
+    column = f"vs_{against}"
+    wide = frame.pivot(index="variant", columns="table", values=column)
+    wide = wide.loc[frame["variant"].unique(), frame["table"].unique()]
+    best = wide.dropna(axis=1, how="all").idxmax()  # a table with no such row: none
+    out = []
+    for variant, row in wide.iterrows():
+        cells = [variant]
+        for table, value in row.items():
+            cell = number(float(value), digits)
+            cells.append(Bold(cell) if best.get(table) == variant and not np.isnan(value) else cell)
+        out.append(cells)
+    return Table(["variant", *wide.columns], out)
+
+
 #: The views ``:view:`` names (`build`); the CSV of the directive's argument is the first input.
 VIEWS = (
     "pivot",
@@ -480,6 +551,8 @@ VIEWS = (
     "lever-seed",
     "lever-means",
     "defaults-change",
+    "screen-variants",
+    "screen-tables",
 )
 
 
@@ -565,6 +638,13 @@ def build(view: str, path: str, options: dict) -> Table:
         names = options.get("names", "").split(";") if options.get("names") else []
         names = [n.strip() for n in names] or [path, options["against"]]
         return drift_verdict(frame, other("against"), names)
+    if view in ("screen-variants", "screen-tables"):
+        if not options.get("suite"):
+            raise ValueError(f"view {view} needs :suite: (dev_suite.csv's path)")
+        suite = script("dev_suite").read_results(ROOT / options["suite"])
+        if view == "screen-variants":
+            return screen_variants(frame, suite, digits)
+        return screen_tables(frame, suite, options.get("against") or "defaults", digits)
     if view == "lever-variants":
         return lever_variants(frame)
     if view == "lever-knobs":
