@@ -347,6 +347,18 @@ def write_frame(path: Path, frame: pd.DataFrame) -> None:
         frame.to_csv(temporary, index=False)
 
 
+def missing_cells(frame: pd.DataFrame, variants, tables, splits, by: str) -> list[tuple]:
+    """The (variant, table, split) cells of a study's results ``frame`` (columns ``variant``,
+    ``table``, ``split``) still to fit, ``by`` "variant" (an interrupted run has whole
+    variants) or "table" (every variant on the tables it reached)."""
+    done = set(zip(frame["variant"], frame["table"], frame["split"].astype(int)))
+    if by == "variant":
+        cells = [(v, t, s) for v in variants for t in tables for s in splits]
+    else:
+        cells = [(v, t, s) for t in tables for s in splits for v in variants]
+    return [cell for cell in cells if cell not in done]
+
+
 def resolve(results: pd.DataFrame) -> pd.DataFrame:
     """One row per (table, split, seed offset, model): the library's defaults where the cell has
     them, else its first row under a budget."""

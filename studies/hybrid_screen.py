@@ -353,14 +353,13 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     rows = pd.read_csv(args.out) if args.out.is_file() else pd.DataFrame(columns=COLUMNS)
     rows = rows.reindex(columns=COLUMNS)
-    done = set(zip(rows["variant"], rows["table"], rows["split"].astype(int)))
-    todo = [  # variant by variant, in the order given
-        (v, t, s)
-        for v in args.variants
-        for t in args.tables
-        for s in args.splits
-        if (v, t, s) not in done and not args.summary_only
-    ]
+    todo = (
+        []
+        if args.summary_only
+        else dev_suite.missing_cells(  # variant by variant
+            rows, args.variants, args.tables, args.splits, by="variant"
+        )
+    )
     datasets: dict = {}
     for variant, table, seed in tqdm(todo, desc="hybrid_screen", unit="fit", file=sys.stderr):
         if table not in datasets:

@@ -763,14 +763,17 @@ def main(argv=None) -> int:
             print(f"UCI sets, new splits {args.splits}; a reduced run: 3 per set, not 20")
         print(format_defaults_change(*defaults_change(levers, dev_suite.read_results(args.suite))))
         return 0
-    done = set(zip(levers["variant"], levers["table"], levers["split"].astype(int)))
-    todo = [  # table by table: an interrupted run has every variant on the tables it reached
-        (v, t, s)
-        for t in args.tables
-        for s in args.splits
-        for v in args.variants
-        if (v, t, s) not in done and not args.summary_only
-    ]
+    todo = (
+        []
+        if args.summary_only
+        else dev_suite.missing_cells(  # table by table: an
+            levers,
+            args.variants,
+            args.tables,
+            args.splits,
+            by="table",  # interrupted run has
+        )
+    )  # every variant on the tables it reached
     datasets: dict = {}
     for variant, table, seed in tqdm(todo, desc="levers", unit="fit", file=sys.stderr):
         if table not in datasets:

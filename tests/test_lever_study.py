@@ -379,3 +379,24 @@ def test_a_variant_that_sets_a_lever_is_the_studies_class_with_it():
     # schedule 6, lr_decay 1, bag_validation 1, deep_bins 1, min_frequency 2, deep_ensemble 1,
     # choice_members 4
     assert with_lever == 16
+
+
+def test_a_resumed_study_fits_only_its_missing_cells_in_the_order_asked():
+    from studies.dev_suite import missing_cells
+
+    done = pd.DataFrame({"variant": ["a", "b"], "table": ["t", "u"], "split": [0, 1]})
+    by_variant = missing_cells(done, ["a", "b"], ["t", "u"], [0, 1], by="variant")
+    assert by_variant == [
+        ("a", "t", 1),
+        ("a", "u", 0),
+        ("a", "u", 1),
+        ("b", "t", 0),
+        ("b", "t", 1),
+        ("b", "u", 0),
+    ]
+    by_table = missing_cells(done, ["a", "b"], ["t", "u"], [0, 1], by="table")
+    assert sorted(by_table) == sorted(by_variant) and by_table[:3] == [
+        ("b", "t", 0),
+        ("a", "t", 1),
+        ("b", "t", 1),
+    ]
