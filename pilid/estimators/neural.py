@@ -68,6 +68,10 @@ FITTED_ATTRIBUTES_DOC = """
     module_ : pilid.nn.ensemble.PiLiDEnsemble or None
         The trained network of this trial (T=1, on the CPU); None for a bag, whose members
         (`estimators_`) hold theirs.
+    fitted_ : pilid.nn.fitted.FittedEnsemble
+        The fitted model's one description (its columns, input encoding and one head per
+        output, a bag's members in it): what `predict`, `decompose`, the shapes, `to_onnx` and
+        `to_table` read.
     history_ : dict, or list of dict for a bag
         Per-epoch lists ``train_loss``, ``val_loss``, ``phase`` and ``epoch_seconds``.
     n_epochs_ : int
