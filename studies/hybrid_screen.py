@@ -25,7 +25,9 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
 - ``glass_ebm_pairs_lr0.02``: glass mode with EBM's pair budget and a 4x larger step
   (``lr=0.02``): pair terms start at 0 and may be fitted too slowly at the default step;
 - ``glass_ebm_pairs_smooth_auto``: glass mode with EBM's pair budget and the roughness penalty
-  chosen by inner validation (``smoothness="auto"``) instead of the rule of the rows.
+  chosen by inner validation (``smoothness="auto"``) instead of the rule of the rows;
+- ``hybrid_smooth_auto``, ``hybrid_ebm_pairs_smooth_auto``: the library defaults (with the MLP)
+  and ``smoothness="auto"``, without and with EBM's pair budget.
 
 Every fit is `studies.dev_suite.fit_and_score` on `pilid.data.suite.load_suite_table`'s table (the
 split, the test rows, the metric, the deep part's share); the CSV adds ``n_features`` (the columns
@@ -105,6 +107,8 @@ VARIANTS = {
     "glass_patience30": ({"hidden_layers": None, "patience": 30, "epochs": 300}, False, False),
     "glass_ebm_pairs_lr0.02": ({"hidden_layers": None, "lr": 0.02}, True, False),
     "glass_ebm_pairs_smooth_auto": ({"hidden_layers": None, "smoothness": "auto"}, True, False),
+    "hybrid_smooth_auto": ({"smoothness": "auto"}, False, False),
+    "hybrid_ebm_pairs_smooth_auto": ({"smoothness": "auto"}, True, False),
 }
 #: The commands of the screening (the variants, then ``defaults`` on every cell), written at the
 #: top of the log.
@@ -119,6 +123,8 @@ RUN_COMMANDS = (
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants glass_ebm_pairs_lr0.02 glass_ebm_pairs_smooth_auto "
     "> /tmp/hybrid_screen3.out 2>&1 &",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_smooth_auto hybrid_ebm_pairs_smooth_auto > /tmp/hybrid_screen4.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
