@@ -125,6 +125,9 @@ RUN_COMMANDS = (
     "> /tmp/hybrid_screen3.out 2>&1 &",
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants hybrid_smooth_auto hybrid_ebm_pairs_smooth_auto > /tmp/hybrid_screen4.out 2>&1 &",
+    "then, splits 2-4 (no part in the screening) to confirm hybrid_smooth_auto:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants defaults hybrid_smooth_auto --splits 2 3 4 > /tmp/hybrid_confirm.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 

@@ -468,17 +468,19 @@ def defaults_change(levers: pd.DataFrame, suite: pd.DataFrame, digits: int = 4) 
 # -- the screening of the glass mode and the pair budget (studies.hybrid_screen) ------------------
 
 
-def _screened(rows: pd.DataFrame, suite: pd.DataFrame) -> pd.DataFrame:
+def _screened(rows: pd.DataFrame, suite: pd.DataFrame, splits=()) -> pd.DataFrame:
+    """`hybrid_screen.per_table` of the variants complete on ``splits`` (the screening's when
+    none are given: the confirmation reads its own splits)."""
     study = script("hybrid_screen")
-    return study.per_table(study.complete(rows, study.SCREEN_SPLITS), suite)
+    return study.per_table(study.complete(rows, splits or study.SCREEN_SPLITS), suite)
 
 
-def screen_variants(rows: pd.DataFrame, suite: pd.DataFrame, digits: int = 4) -> Table:
+def screen_variants(rows: pd.DataFrame, suite: pd.DataFrame, digits: int = 4, splits=()) -> Table:
     """Per screened variant (``hybrid_screen.VARIANTS``): what it changes on the library's
     defaults, the tables where it beats EBM and the defaults (paired, `hybrid_screen.per_table`),
     the mean of those paired differences and its mean fit seconds beside the defaults'."""
     study = script("hybrid_screen")
-    frame = _screened(rows, suite)
+    frame = _screened(rows, suite, splits)
     header = [
         "variant",
         "changes",
@@ -512,16 +514,18 @@ def screen_variants(rows: pd.DataFrame, suite: pd.DataFrame, digits: int = 4) ->
     return Table(
         header,
         out,
-        note="positive differences: the variant better (AUC higher, MSE "
-        "lower); REDUCED: 6 tables, splits 0 and 1, one seed.",
+        note="positive differences: the variant better (AUC higher, MSE lower); REDUCED: 6"
+        f" tables, splits {', '.join(str(s) for s in splits or study.SCREEN_SPLITS)}, one seed.",
     )
 
 
-def screen_tables(rows: pd.DataFrame, suite: pd.DataFrame, against: str, digits: int = 4) -> Table:
+def screen_tables(
+    rows: pd.DataFrame, suite: pd.DataFrame, against: str, digits: int = 4, splits=()
+) -> Table:
     """The paired difference of every screened variant against ``against`` ("defaults" or
     "ebm") per table (`hybrid_screen.per_table`), a row per variant; the best variant of each
     table in bold."""
-    frame = _screened(rows, suite)
+    frame = _screened(rows, suite, splits)
     column = f"vs_{against}"
     wide = frame.pivot(index="variant", columns="table", values=column)
     wide = wide.loc[frame["variant"].unique(), frame["table"].unique()]
@@ -643,8 +647,9 @@ def build(view: str, path: str, options: dict) -> Table:
             raise ValueError(f"view {view} needs :suite: (dev_suite.csv's path)")
         suite = script("dev_suite").read_results(ROOT / options["suite"])
         if view == "screen-variants":
-            return screen_variants(frame, suite, digits)
-        return screen_tables(frame, suite, options.get("against") or "defaults", digits)
+            return screen_variants(frame, suite, digits, splits)
+        against = options.get("against") or "defaults"
+        return screen_tables(frame, suite, against, digits, splits)
     if view == "lever-variants":
         return lever_variants(frame)
     if view == "lever-knobs":
