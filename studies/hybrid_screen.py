@@ -61,7 +61,7 @@ from sklearn.base import BaseEstimator, clone
 from tqdm import tqdm
 
 from pilid.atomic import replacing
-from pilid.data.suite import load_suite_table
+from pilid.data.suite import SUITE, load_suite_table
 from pilid.tasks import LOWER_IS_BETTER
 from studies import dev_suite
 
@@ -128,6 +128,10 @@ RUN_COMMANDS = (
     "then, splits 2-4 (no part in the screening) to confirm hybrid_smooth_auto:",
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants defaults hybrid_smooth_auto --splits 2 3 4 > /tmp/hybrid_confirm.out 2>&1 &",
+    "then the two large tables where PiLiD trails the black boxes, splits 0 and 1:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants defaults hybrid_smooth_auto --tables diamonds hotel_rates "
+    "> /tmp/hybrid_big.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
@@ -360,7 +364,9 @@ def main(argv=None) -> int:
     """Run the missing (variant, table, split) cells, then print the summary."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
-    parser.add_argument("--tables", nargs="+", default=list(SCREEN_TABLES), choices=SCREEN_TABLES)
+    parser.add_argument(  # the screening's tables, or any suite table to look further
+        "--tables", nargs="+", default=list(SCREEN_TABLES), choices=list(SUITE)
+    )
     parser.add_argument("--splits", nargs="+", type=int, default=list(SCREEN_SPLITS))
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--suite", type=Path, default=dev_suite.OUT, help="dev_suite.csv")
