@@ -13,6 +13,7 @@ import torch
 
 from pilid import MLPRegressor, PiLiBRegressor, PiLiDClassifier, PiLiDRegressor
 from pilid.nn.bag import BagForward, bag_forward
+from pilid.train.version import ENGINE_VERSION
 
 KW = dict(epochs=4, random_state=0, batch_size=128, patience=None)
 
@@ -123,5 +124,6 @@ def test_a_pickle_from_before_the_description_builds_it_and_predicts_the_same(n_
     del old.fitted_  # the state of a release before the description
     loaded = pickle.loads(pickle.dumps(old))
     assert loaded.fitted_ is not None and loaded.fitted_ is not clf.fitted_
+    assert clf.fitted_.engine == ENGINE_VERSION and loaded.fitted_.engine is None  # not known
     np.testing.assert_array_equal(loaded.predict_proba(X), want)
     assert len(loaded.fitted_.heads) == 1

@@ -452,11 +452,12 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         return fitted if fitted is not None else describe(self)
 
     def __setstate__(self, state):
-        """A pickle of a release before ``fitted_`` existed gets its description built."""
+        """A pickle of a release before ``fitted_`` existed gets its description built (its
+        engine version not known: ``fitted_.engine`` None)."""
         super().__setstate__(state)
         fitted = "module_" in state and not state.get("diverged_")
         if fitted and "fitted_" not in state and "_candidates" not in state:
-            self.fitted_ = describe(self)
+            self.fitted_ = describe(self, engine=None)
 
     def _inputs(self, X: np.ndarray):
         """The deep input (B, m') and compact Phi ``(col, frac, miss, unseen)`` (each (1, B, m),

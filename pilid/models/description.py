@@ -76,8 +76,9 @@ def first_module(est):
     return unit.module_
 
 
-def describe(est) -> FittedEnsemble:
-    """The `FittedEnsemble` of fitted `est` (a single model, a bag, K class members)."""
+def describe(est, engine: str | None = ENGINE_VERSION) -> FittedEnsemble:
+    """The `FittedEnsemble` of fitted `est` (a single model, a bag, K class members), fitted by
+    engine version `engine` (None: not known, a model pickled before the description)."""
     units = est.class_estimators_ if getattr(est, "class_estimators_", None) else [est]
     return FittedEnsemble(
         encoding_of(est, first_module(est)),
@@ -86,5 +87,5 @@ def describe(est) -> FittedEnsemble:
         classes=getattr(est, "classes_", None) if est._task == "classification" else None,
         columns=columns_of(est),
         knots=est.knots_,
-        engine=ENGINE_VERSION,
+        engine=engine,
     )

@@ -188,7 +188,8 @@ class FittedEnsemble(nn.Module):
 
     ``task`` ("regression" / "classification"), ``classes`` (None for regression),
     ``columns`` (`Columns`), ``knots`` (`pilid.nn.piecewise.Knots` or None), ``engine``
-    (`pilid.train.version.ENGINE_VERSION` of the fit), ``encoding`` (`InputEncoding`),
+    (`pilid.train.version.ENGINE_VERSION` of the fit; None for a model pickled before the
+    description existed, whose engine is not known), ``encoding`` (`InputEncoding`),
     ``heads`` (`Head`, one per output).
     """
 
@@ -201,7 +202,7 @@ class FittedEnsemble(nn.Module):
         classes,
         columns: Columns,
         knots,
-        engine: str,
+        engine: str | None,
     ):
         super().__init__()
         self.encoding = encoding
