@@ -132,6 +132,9 @@ RUN_COMMANDS = (
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants defaults hybrid_smooth_auto --tables diamonds hotel_rates "
     "> /tmp/hybrid_big.out 2>&1 &",
+    "then the other suite tables, table by table (splits 0 and 1): for t in chile default caravan "
+    "ames slid cps1988 deliveries; do OMP_NUM_THREADS=1 nice -n 10 python -m studies "
+    "hybrid_screen --variants defaults hybrid_smooth_auto --tables $t; done",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 

@@ -643,6 +643,8 @@ def build(view: str, path: str, options: dict) -> Table:
         names = [n.strip() for n in names] or [path, options["against"]]
         return drift_verdict(frame, other("against"), names)
     if view in ("screen-variants", "screen-tables"):
+        if variants:  # the variants read (e.g. the two measured on every suite table)
+            frame = frame[frame["variant"].isin(variants)].reset_index(drop=True)
         if not options.get("suite"):
             raise ValueError(f"view {view} needs :suite: (dev_suite.csv's path)")
         suite = script("dev_suite").read_results(ROOT / options["suite"])
