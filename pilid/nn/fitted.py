@@ -298,8 +298,9 @@ class FittedEnsemble(nn.Module):
 
 
 def rows_tensor(X) -> torch.Tensor:
-    """Coded rows as a float64 tensor (a contiguous copy where numpy's strides need one)."""
-    return torch.from_numpy(np.ascontiguousarray(X, dtype=np.float64))
+    """Coded rows as a float64 tensor (a contiguous, writable copy where numpy's array is not:
+    torch takes no read-only array)."""
+    return torch.from_numpy(np.require(X, dtype=np.float64, requirements=["C", "W"]))
 
 
 def _joined(parts: list) -> np.ndarray | None:
