@@ -120,13 +120,9 @@ def _probe(fitted: FittedEnsemble) -> tuple[np.ndarray, list[np.ndarray]]:
         np.arange(len(categories[j]), dtype=np.float64) if j in categories else np.asarray(p)
         for j, p in enumerate(knots)
     ]
-    rows = max(len(p) for p in points)
-    X = np.empty((rows + 2, len(points)))
-    for j, p in enumerate(points):
-        X[: len(p), j] = p
-        X[len(p) : rows, j] = p[-1]
-    X[rows], X[rows + 1] = np.nan, np.inf
-    return X, points
+    from pilid.inspection.shapes import probe_rows  # here: scoring a table needs no torch
+
+    return probe_rows(points, tail=(np.nan, np.inf)), points
 
 
 def _pair_terms(fitted: FittedEnsemble) -> list[dict]:

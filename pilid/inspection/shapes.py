@@ -27,21 +27,28 @@ from pilid.inspection.joint_grid import FeatureCounts, feature_counts
 from pilid.models import bagging, multiclass
 from pilid.models.inputs import INFREQUENT_LEVEL
 
-__all__ = ["ShapeMixin", "knot_probe", "level_order"]
+__all__ = ["ShapeMixin", "knot_probe", "level_order", "probe_rows"]
 
 
-def knot_probe(knots) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Rows whose contributions are the shapes at their characteristic points (Definition 1):
-    row k holds each feature's k-th point (its last where it has fewer), then one row of NaN
-    (a missing value everywhere); and the points per feature."""
-    points = [np.asarray(p, dtype=np.float64) for p in knots.points]
+def probe_rows(points: list[np.ndarray], tail=(np.nan,)) -> np.ndarray:
+    """Rows that visit each feature's `points`: row k holds each feature's k-th point (its last
+    where it has fewer), then one row per value of `tail` (that value in every column)."""
     rows = max(len(p) for p in points)
-    X = np.empty((rows + 1, len(points)))
+    X = np.empty((rows + len(tail), len(points)))
     for j, p in enumerate(points):
         X[: len(p), j] = p
         X[len(p) : rows, j] = p[-1]
-    X[rows] = np.nan
-    return X, points
+    for k, value in enumerate(tail):
+        X[rows + k] = value
+    return X
+
+
+def knot_probe(knots) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Rows whose contributions are the shapes at their characteristic points (Definition 1),
+    then one row of NaN (a missing value everywhere) (`probe_rows`); and the points per
+    feature."""
+    points = [np.asarray(p, dtype=np.float64) for p in knots.points]
+    return probe_rows(points), points
 
 
 #: The first number in a level's name (``"10+"``: 10, ``"<5"``: 5, ``"5-10 years"``: 5).

@@ -36,14 +36,14 @@ def _dtype(module) -> torch.dtype:
     return next(iter(module.parameters())).dtype
 
 
-def encoding_of(est, module=None) -> InputEncoding:
+def encoding_of(est, module=None, columns: Columns | None = None) -> InputEncoding:
     """`est`'s input encoding (its scaling, deep-part coding and knots), in the dtype of
-    `module` (default: its own ``module_``)."""
+    `module` (default: its own ``module_``), for its `columns` (default: `columns_of`)."""
     module = est.module_ if module is None else module
     return InputEncoding(
         est.x_mean_,
         est.x_scale_,
-        columns_of(est),
+        columns_of(est) if columns is None else columns,
         est.knots_,
         getattr(est, "deep_onehot_", None),
         getattr(est, "deep_bins_", None),
@@ -80,12 +80,13 @@ def describe(est, engine: str | None = ENGINE_VERSION) -> FittedEnsemble:
     """The `FittedEnsemble` of fitted `est` (a single model, a bag, K class members), fitted by
     engine version `engine` (None: not known, a model pickled before the description)."""
     units = est.class_estimators_ if getattr(est, "class_estimators_", None) else [est]
+    columns = columns_of(est)
     return FittedEnsemble(
-        encoding_of(est, first_module(est)),
+        encoding_of(est, first_module(est), columns),
         [_head(est, unit) for unit in units],
         task=est._task,
         classes=getattr(est, "classes_", None) if est._task == "classification" else None,
-        columns=columns_of(est),
+        columns=columns,
         knots=est.knots_,
         engine=engine,
     )

@@ -99,12 +99,3 @@ def class_table(est, tables: list[pd.DataFrame]) -> pd.DataFrame:
         part.insert(0, "class", label)
         parts.append(part)
     return pd.concat(parts, ignore_index=True)
-
-
-def stack_decompositions(est, parts: list[tuple]) -> tuple:
-    """`decompose` of a K-class estimator from its members' ``(intercept, contributions,
-    deep)``: intercept (K,), contributions (n, m, K) or None, deep (n, K) or None."""
-    intercept = np.array([float(p[0]) for p in parts])
-    contrib = None if parts[0][1] is None else np.stack([p[1] for p in parts], axis=-1)
-    deep = None if parts[0][2] is None else np.stack([p[2] for p in parts], axis=-1)
-    return intercept, contrib, deep
