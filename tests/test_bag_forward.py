@@ -127,3 +127,33 @@ def test_a_pickle_from_before_the_description_builds_it_and_predicts_the_same(n_
     assert clf.fitted_.engine == ENGINE_VERSION and loaded.fitted_.engine is None  # not known
     np.testing.assert_array_equal(loaded.predict_proba(X), want)
     assert len(loaded.fitted_.heads) == 1
+
+
+def test_the_pieces_counted_by_search_equal_the_traced_comparison():
+    """`InputEncoding.phi` finds each value's piece with ``torch.searchsorted``, and with
+    ``traced`` (the ONNX export) by a comparison: the same Phi for values between, on and beyond
+    the characteristic points, missing (a column with missing values in fit) and NaN elsewhere
+    (unseen), and the same prediction as the member-by-member path."""
+    X, y = _table()
+    est = PiLiDRegressor(n_bags=1, pairs=0, **KW).fit(X, y)
+    encoding = est.fitted_.encoding
+    Xv = est._check_fitted_X(X)
+    points = np.concatenate([p for p in est.knots_.points])
+    rng = np.random.default_rng(1)
+    probe = Xv[rng.integers(0, len(Xv), 300)].copy()
+    probe[:50, :2] = rng.choice(points, (50, 2))  # exactly on characteristic points
+    probe[50:60, 1] = 1e6  # beyond the last point
+    probe[60:70, 1] = -1e6  # before the first
+    probe[70:80, 1] = np.nan  # no missing values in fit: unseen
+    rows = torch.as_tensor(probe)
+    searched = encoding.phi(rows)
+    encoding.traced = True
+    try:
+        compared = encoding.phi(rows)
+    finally:
+        encoding.traced = False
+    for a, b in zip(searched, compared):
+        assert torch.equal(a, b)
+    assert bool((searched[3][0, 70:80, 1] == 1).all())  # NaN in column b: unseen
+    last = int(est.knots_.starts[1] + est.knots_.n_pieces[1] - 1)
+    assert int(searched[0][0, 50:60, 1].max()) == last  # beyond: the last piece

@@ -78,8 +78,10 @@ def numeric_path(fitted: FittedEnsemble) -> FittedEnsemble:
     """The numeric path: a copy of the fitted model's description
     (`pilid.nn.fitted.FittedEnsemble`, whose forward `predict` runs) in evaluation mode, the
     additive part of each member a head runs one by one frozen (`FrozenAdditive`; a bag's
-    one forward holds its own)."""
+    one forward holds its own), and its encoding's piece counts as a comparison, which
+    traces (`InputEncoding.traced`)."""
     path = copy.deepcopy(fitted).eval()
+    path.encoding.traced = True  # Phi's piece counts as a comparison, which traces
     for head in path.heads:
         if head.bag is None:
             for module in head.members:

@@ -69,8 +69,13 @@ class InputEncoding(nn.Module):
     one-hot and binned columns in place of theirs; one missing indicator per column with
     missing values). Phi: `pilid.nn.piecewise.phi_compact` with NaN in a column without missing
     values in fit read as unseen (+inf); the piece of x is the count of points <= x less one
-    (``searchsorted(right) - 1``, as a comparison so that it traces).
+    (``searchsorted(right) - 1``; with `traced` set, as the ONNX export sets it, the same count
+    as a comparison, which traces).
     """
+
+    #: Count the points below x by a comparison (N x m x points) that an exporter traces, not by
+    #: ``torch.searchsorted`` (the same counts).
+    traced = False
 
     def __init__(self, x_mean, x_scale, columns: Columns, knots, onehot=(), bins=(), dtype=None):
         super().__init__()
@@ -122,7 +127,11 @@ class InputEncoding(nn.Module):
         inf = torch.full_like(X, float("inf"))
         X = torch.where(torch.isnan(X) & ~self.missing, inf, X)
         miss, unseen = torch.isnan(X), X == inf
-        k = (self.points.unsqueeze(0) <= X.unsqueeze(2)).sum(2) - 1  # searchsorted(right) - 1
+        if self.traced:
+            k = (self.points.unsqueeze(0) <= X.unsqueeze(2)).sum(2) - 1
+        else:  # the same count, without the (N, m, points) comparison
+            at = X.T.to(self.points.dtype).contiguous()
+            k = torch.searchsorted(self.points, at, right=True).T - 1
         k = torch.minimum(k.clamp_min(0), self.last.unsqueeze(0))
         col = k + self.starts.unsqueeze(0)
         frac = ((X.to(self.lo.dtype) - self.lo[col]) * self.inv[col]).clamp(0.0, 1.0)
