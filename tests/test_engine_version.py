@@ -12,7 +12,7 @@ from hydra import compose, initialize_config_dir
 from pilid.errors import PilidError
 from pilid.experiments import run_setting
 from pilid.experiments.config import CONF_DIR
-from pilid.train.version import ENGINE_VERSION
+from pilid.train.version import ENGINE_VERSION, FIRST_ENGINE_VERSION
 
 TINY = ["data.N=200", "data.m=5", "gamma=3", "model.hidden_layers=[8]", "train.epochs=2"]
 
@@ -56,9 +56,11 @@ def test_a_resume_by_another_engine_is_one_line_and_force_starts_anew(tmp_path):
 def test_records_without_an_engine_are_the_first_engine_and_baselines_resume(tmp_path):
     results = tmp_path / "runs"
     run_setting(_config(results, "model=pilid", "trials=1", *TINY))
-    _rewrite_engine(results / "records.jsonl", None)  # written before records named it
-    resumed = run_setting(_config(results, "model=pilid", "trials=2", *TINY))
-    assert len(resumed.records) == 2  # the first engine is this one
+    before = _rewrite_engine(results / "records.jsonl", None)  # written before records named it
+    with pytest.raises(PilidError, match=f"recorded by engine {FIRST_ENGINE_VERSION}; this"):
+        run_setting(_config(results, "model=pilid", "trials=2", *TINY))
+    lines = (results / "records.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == before  # untouched
     run_setting(_config(results, "model=linear", "trials=1", "data.N=200", "data.m=5"))
     _rewrite_engine(results / "records.jsonl", "0")
     linear = run_setting(_config(results, "model=linear", "trials=2", "data.N=200", "data.m=5"))
