@@ -17,6 +17,14 @@ plus 0, 1000, 2000) it fits
 - ``tabm``: pytabkit's ``TabM_D_Regressor()`` / ``..._Classifier()`` (TabM-D: 32 members, early
   stopping after 16 epochs without gain, no epoch cap; ``random_state`` = split + offset),
 
+and, only when ``--models`` names it, a candidate for the next library default
+(`CANDIDATES`, never fitted by default, never on the paper's UCI sets):
+
+- ``pilid_smooth_auto4``: the library defaults with ``smoothness="auto"``, its four candidates
+  (pieces and penalty x no or ten pairs) judged on each one's first 4 bag members and only the
+  chosen one's bag completed (the studies' lever ``choice_members=4``,
+  `studies._levers.estimators`);
+
 each on one thread (`THREADS`: ``n_jobs=1`` / ``n_threads=1``, which changes the time, not the
 model) and the neural peers on the CPU,
 
@@ -96,9 +104,16 @@ from pilid.tasks import LOWER_IS_BETTER, metric_label
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "results" / "studies" / "dev_suite.csv"
 MODELS = ("pilid", "ebm", "lightgbm", "realmlp", "tabm")
+#: Candidates for the next library default, fitted only when ``--models`` names them: model ->
+#: (the constructor's parameters on top of the library defaults; a lever of
+#: `studies._levers.estimators.LEVERS` makes it ``PiLiDLeverRegressor`` / ``...Classifier``).
+CANDIDATES = {"pilid_smooth_auto4": {"smoothness": "auto", "choice_members": 4}}
+#: The models of PiLiD's engine, whose rows name its version (``engine``).
+ENGINE_MODELS = ("pilid", *CANDIDATES)
 #: The printed names.
 LABELS = {
     "pilid": "PiLiD",
+    "pilid_smooth_auto4": "PiLiD smooth=auto/4",
     "ebm": "EBM",
     "lightgbm": "LightGBM",
     "realmlp": "RealMLP",
@@ -120,7 +135,7 @@ KEY = ["table", "split", "model"]
 COLUMNS = [*KEY, "task", "metric", "value", "fit_seconds", "n_train", "n_test"]
 #: A fit of the CSV: the cell, the seed's offset and the budget ("" = the library's defaults).
 RUN_KEY = ["table", "split", "seed_offset", "model", "budget"]
-RUN_COLUMNS = [*COLUMNS, "seed_offset", "budget", "deep_share"]
+RUN_COLUMNS = [*COLUMNS, "seed_offset", "budget", "deep_share", "engine"]
 #: One thread per fit for every model, so that fit seconds compare like for like and a run
 #: shares the machine (PiLiD's torch follows OMP_NUM_THREADS; EBM's default n_jobs=-2 and
 #: LightGBM's all-cores default do not, and LightGBM's threads, spinning against a busy core,
@@ -128,6 +143,7 @@ RUN_COLUMNS = [*COLUMNS, "seed_offset", "budget", "deep_share"]
 #: physical core and a GPU when it sees one). Not a model setting.
 THREADS = {
     "pilid": {},
+    "pilid_smooth_auto4": {},
     "ebm": {"n_jobs": 1},
     "lightgbm": {"n_jobs": 1},
     "realmlp": {"n_threads": 1, "device": "cpu"},
@@ -136,6 +152,7 @@ THREADS = {
 #: ``--quick``: tiny models for a smoke test of the pipeline (never for the committed CSV).
 QUICK = {
     "pilid": {"epochs": 2, "n_bags": 2},
+    "pilid_smooth_auto4": {"epochs": 2, "n_bags": 8},
     "ebm": {"outer_bags": 1, "max_rounds": 20, "interactions": 0},
     "lightgbm": {"n_estimators": 5},
     "realmlp": {"n_epochs": 2},
@@ -197,6 +214,11 @@ def make_model(
 
         cls = PiLiDClassifier if classification else PiLiDRegressor
         return cls(random_state=state, **extra)
+    if model in CANDIDATES:
+        from studies._levers.estimators import PiLiDLeverClassifier, PiLiDLeverRegressor
+
+        cls = PiLiDLeverClassifier if classification else PiLiDLeverRegressor
+        return cls(random_state=state, **CANDIDATES[model], **extra)
     if model == "ebm":
         from interpret.glassbox import (
             ExplainableBoostingClassifier,
@@ -217,7 +239,7 @@ def make_model(
         cls = getattr(pytabkit, NEURAL_PEERS[model][classification])
         budget = {"n_epochs": int(budget_epochs)} if budget_epochs else {}
         return cls(random_state=state, verbosity=0, **{**extra, **budget})
-    raise ValueError(f"unknown model {model!r}; valid: {', '.join(MODELS)}")
+    raise ValueError(f"unknown model {model!r}; valid: {', '.join([*MODELS, *CANDIDATES])}")
 
 
 def model_scores(estimator, X: pd.DataFrame, task: str, n_classes: int) -> np.ndarray:
@@ -288,20 +310,39 @@ def run_one(
         **scored,
         "seed_offset": int(offset),
         "budget": budget_label(model, budget_epochs),
+        "engine": engine_of(model),
     }
 
 
+def engine_of(model: str) -> str:
+    """The ``engine`` of a new row: `pilid.train.version.ENGINE_VERSION` for a model of PiLiD's
+    engine (`ENGINE_MODELS`), "" for the others (and for rows written before the column)."""
+    from pilid.train.version import ENGINE_VERSION
+
+    return ENGINE_VERSION if model in ENGINE_MODELS else ""
+
+
 def with_run_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with ``seed_offset`` (0 where absent: the rows from before the seeds) and
-    ``budget`` ("" where absent or empty: the library's defaults)."""
+    """``frame`` with ``seed_offset`` (0 where absent: the rows from before the seeds),
+    ``budget`` ("" where absent or empty: the library's defaults) and ``engine`` ("" where
+    absent: not known, or a model of another library)."""
     offsets = frame["seed_offset"] if "seed_offset" in frame else pd.Series(0, index=frame.index)
     budgets = frame["budget"] if "budget" in frame else pd.Series("", index=frame.index)
     shares = frame["deep_share"] if "deep_share" in frame else pd.Series(np.nan, index=frame.index)
+    engines = frame["engine"] if "engine" in frame else pd.Series("", index=frame.index)
     return frame.assign(
         seed_offset=offsets.fillna(0).astype(int),
         budget=budgets.fillna("").astype(str),
         deep_share=shares.astype(float),
+        engine=[_engine_text(e) for e in engines],
     )
+
+
+def _engine_text(value) -> str:
+    """An ``engine`` cell as text ("2", not 2.0 as pandas reads a column with blanks)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value == "":
+        return ""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
 def read_runs(path: Path) -> pd.DataFrame:
@@ -651,7 +692,7 @@ def main(argv=None) -> int:
     """Run the missing (table, split, seed, model) cells, then print the summary of ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", nargs="+", default=list(SUITE), choices=list(SUITE))
-    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=[*MODELS, *CANDIDATES])
     parser.add_argument("--splits", nargs="+", type=int, default=list(SPLITS))
     parser.add_argument(
         "--seed-offsets",
@@ -673,6 +714,15 @@ def main(argv=None) -> int:
         "--quick", action="store_true", help="tiny models (QUICK): a smoke test, not results"
     )
     parser.add_argument("--summary-only", action="store_true", help="print the CSV's summary")
+    parser.add_argument(
+        "--also",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="CSV",
+        help="other results CSVs of this script (e.g. a candidate's --out) whose rows join the "
+        "summary; they are read, never written",
+    )
     args = parser.parse_args(argv)
     if args.budget_epochs is not None and args.budget_epochs < 1:
         parser.error(f"--budget-epochs {args.budget_epochs} is no budget; give N >= 1 epochs")
@@ -725,6 +775,9 @@ def run_and_summarise(args, load, write, desc: str) -> int:
         results = new if results.empty else pd.concat([results, new], ignore_index=True)
         write(args.out, results)
     offsets = list(getattr(args, "seed_offsets", None) or (0,))
+    also = [read_runs(path) for path in getattr(args, "also", [])]
+    if also:  # read only: a row of --out wins over another file's row of the same fit
+        results = pd.concat([results, *also], ignore_index=True).drop_duplicates(RUN_KEY)
     shown = results[
         results["table"].isin(args.tables)
         & results["model"].isin(args.models)

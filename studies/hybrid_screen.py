@@ -27,7 +27,15 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
 - ``glass_ebm_pairs_smooth_auto``: glass mode with EBM's pair budget and the roughness penalty
   chosen by inner validation (``smoothness="auto"``) instead of the rule of the rows;
 - ``hybrid_smooth_auto``, ``hybrid_ebm_pairs_smooth_auto``: the library defaults (with the MLP)
-  and ``smoothness="auto"``, without and with EBM's pair budget.
+  and ``smoothness="auto"``, without and with EBM's pair budget;
+- ``hybrid_smooth_auto_choose4``: ``hybrid_smooth_auto`` choosing among its four candidates
+  (pieces and penalty x no or ten pairs) on each candidate's first 4 bag members, then training
+  only the chosen one's other 12 (the studies' lever ``choice_members=4``,
+  `studies._levers.estimators`): 28 members trained instead of 64, fewer than the defaults' 32.
+
+A variant whose parameters name a lever of `studies._levers.estimators.LEVERS` is fitted by
+``PiLiDLeverRegressor`` / ``PiLiDLeverClassifier``, which compute PiLiD's fits at the levers'
+neutral values.
 
 Every fit is `studies.dev_suite.fit_and_score` on `pilid.data.suite.load_suite_table`'s table (the
 split, the test rows, the metric, the deep part's share); the CSV adds ``n_features`` (the columns
@@ -63,6 +71,7 @@ from tqdm import tqdm
 from pilid.atomic import replacing
 from pilid.data.suite import SUITE, load_suite_table
 from pilid.tasks import LOWER_IS_BETTER
+from pilid.train.version import ENGINE_VERSION
 from studies import dev_suite
 
 REPO = Path(__file__).resolve().parent.parent
@@ -87,7 +96,11 @@ COLUMNS = [
     "n_pairs",
     "pairs_asked",
     "n_steps",
+    "engine",
 ]
+#: The engine of the rows fitted before the CSV had an ``engine`` column (all of them after
+#: engine 2 came, on 2026-12-02).
+ENGINE_BEFORE_COLUMN = "2"
 #: A numeric column with at most this many distinct training values becomes a category.
 STEP_LEVELS = 12
 #: EBM 0.7.8's default pair budget per column of X: ``interactions=3x`` (classification) and
@@ -109,6 +122,7 @@ VARIANTS = {
     "glass_ebm_pairs_smooth_auto": ({"hidden_layers": None, "smoothness": "auto"}, True, False),
     "hybrid_smooth_auto": ({"smoothness": "auto"}, False, False),
     "hybrid_ebm_pairs_smooth_auto": ({"smoothness": "auto"}, True, False),
+    "hybrid_smooth_auto_choose4": ({"smoothness": "auto", "choice_members": 4}, False, False),
 }
 #: The commands of the screening (the variants, then ``defaults`` on every cell), written at the
 #: top of the log.
@@ -135,6 +149,11 @@ RUN_COMMANDS = (
     "then the other suite tables, table by table (splits 0 and 1): for t in chile default caravan "
     "ames slid cps1988 deliveries; do OMP_NUM_THREADS=1 nice -n 10 python -m studies "
     "hybrid_screen --variants defaults hybrid_smooth_auto --tables $t; done",
+    "then the cheaper choice of hybrid_smooth_auto on all 15 tables, splits 0 and 1:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_smooth_auto_choose4 --tables hmda attrition wage credit_data computers "
+    "mlc_churn diamonds hotel_rates chile default caravan ames slid cps1988 deliveries "
+    "> /tmp/hybrid_choose4.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
@@ -214,12 +233,16 @@ def make_variant(variant: str, task: str, seed: int, m: int):
     """The estimator of ``variant`` for ``task`` on a table of ``m`` columns, ``random_state`` =
     ``seed``, and the ``pairs`` asked (-1: the library's ``"auto"``)."""
     from pilid import PiLiDClassifier, PiLiDRegressor
+    from studies._levers.estimators import LEVERS, PiLiDLeverClassifier, PiLiDLeverRegressor
 
     params, ebm_pairs, steps = VARIANTS[variant]
     params = dict(params)
     if ebm_pairs:
         params["pairs"] = pair_budget(task, m)
-    cls = PiLiDClassifier if task == "classification" else PiLiDRegressor
+    if set(params) & {lever.name for lever in LEVERS}:  # a lever of the studies
+        cls = PiLiDLeverClassifier if task == "classification" else PiLiDLeverRegressor
+    else:
+        cls = PiLiDClassifier if task == "classification" else PiLiDRegressor
     estimator = cls(random_state=seed, **params)
     asked = params.get("pairs", -1)
     return (StepsCast(estimator) if steps else estimator), int(asked)
@@ -242,6 +265,7 @@ def run_one(dataset, seed: int, variant: str) -> dict:
         "n_pairs": len(getattr(fitted, "pairs_", [])),
         "pairs_asked": asked,
         "n_steps": len(getattr(estimator, "step_levels_", {})),
+        "engine": ENGINE_VERSION,
     }
 
 
@@ -379,6 +403,8 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     rows = pd.read_csv(args.out) if args.out.is_file() else pd.DataFrame(columns=COLUMNS)
+    if not rows.empty and "engine" not in rows:
+        rows["engine"] = ENGINE_BEFORE_COLUMN
     rows = rows.reindex(columns=COLUMNS)
     todo = (
         []

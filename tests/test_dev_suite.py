@@ -468,3 +468,54 @@ def test_the_deep_share_is_the_deep_columns_variance_over_the_outputs():
     expected = clf.explain(X)["deep"].var() / pd.Series(logit).var()
     assert dev_suite.deep_share(clf, X) == pytest.approx(expected, rel=1e-5)
     assert np.isnan(dev_suite.deep_share(LGBMRegressor(verbose=-1).fit(X, y), X))
+
+
+def test_a_candidate_runs_beside_the_defaults_names_its_engine_and_joins_the_summary(tmp_path):
+    """A candidate of `CANDIDATES` is fitted only when named, by the studies' lever estimator
+    (its parameters there: ``smoothness="auto"`` chosen on each candidate's first 4 members, so
+    ``shape_choice_`` lists the four and the bag has all its members); its rows and PiLiD's name
+    the engine, LightGBM's none; rows of another CSV join the summary (``--also``) and are not
+    written; an older CSV without the column reads as "" and keeps it on rewriting."""
+    from pilid.train.version import ENGINE_VERSION
+
+    dataset = load_suite_table("hmda")
+    est = dev_suite.make_model("pilid_smooth_auto4", dataset.task, 0, quick=True)
+    dev_suite.fit_and_score(dataset, 0, est)
+    assert len(est.shape_choice_) == 4 and est.shape_choice_["chosen"].sum() == 1
+    assert len(est.estimators_) == dev_suite.QUICK["pilid_smooth_auto4"]["n_bags"]
+    assert {"smoothness": "auto", "choice_members": 4}.items() <= est.get_params().items()
+
+    mine, theirs = tmp_path / "candidate.csv", tmp_path / "suite.csv"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
+    base = [sys.executable, "-m", "studies", "dev_suite", "--tables", "hmda", "--splits", "0"]
+    base += ["--seed-offsets", "0", "--quick"]
+    for models, out in ((["pilid_smooth_auto4"], mine), (["lightgbm"], theirs)):
+        run = subprocess.run(
+            [*base, "--models", *models, "--out", str(out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+    rows = pd.read_csv(mine, dtype={"engine": str})
+    assert list(rows["model"]) == ["pilid_smooth_auto4"] and list(rows["engine"]) == [
+        ENGINE_VERSION
+    ]
+    assert pd.read_csv(theirs)["engine"].isna().all()  # LightGBM: no engine of PiLiD's
+    before = theirs.read_bytes()
+    both = subprocess.run(
+        [*base, "--models", "pilid_smooth_auto4", "lightgbm", "--out", str(mine)]
+        + ["--summary-only", "--also", str(theirs)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert both.returncode == 0, both.stderr[-2000:]
+    assert "PiLiD smooth=auto/4" in both.stdout and "LightGBM" in both.stdout
+    assert theirs.read_bytes() == before
+    old = rows.drop(columns=["engine"])
+    assert list(dev_suite.with_run_columns(old)["engine"]) == [""]
+    dev_suite.write_results(mine, old)
+    assert pd.read_csv(mine)["engine"].isna().all()
