@@ -278,6 +278,49 @@ def test_text_in_a_numeric_column_is_refused(fitted):
         score_table(to_table(models["pilid_reg_one"]), rows)
 
 
+@pytest.mark.parametrize("n_bags", [1, 3])
+@pytest.mark.parametrize("task", ["regression", "classification"])
+def test_shapes_and_pair_terms_alone_are_their_table(task, n_bags):
+    """A PiLiD without the MLP whose deep part is its pair terms alone is glass whole: its
+    table scores the pair terms (less the main effects of theirs its shapes hold) and is the
+    model, on rows with a learned missing value, NaN where fit had none, an unseen level and
+    values beyond the knots; its ``pairs`` column is `explain`'s deep column; nothing is left
+    out of it (``deep_share`` 0, the pairs' share stated apart)."""
+    X, y, two, _ = _data()
+    make = PiLiDRegressor if task == "regression" else PiLiDClassifier
+    model = make(gamma=7, hidden_layers=None, pairs=2, n_bags=n_bags, **SMALL)
+    model.fit(X.iloc[:240], (y if task == "regression" else two)[:240])
+    table = to_table(model, X=X.iloc[:240])
+    assert table["pairs_scored"] and len(table["pairs"]) == 2
+    rows = _held_out(X.iloc[240:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = model.predict(rows) if task == "regression" else model.decision_function(rows)
+        explained = model.explain(rows)
+    scale = max(1.0, float(np.abs(whole).max()))
+    np.testing.assert_allclose(score_table(table, rows), whole, rtol=0, atol=1e-5 * scale)
+    parts = score_table(table, rows, terms=True)
+    np.testing.assert_allclose(parts["pairs"], explained[DEEP], rtol=0, atol=1e-5 * scale)
+    assert float(parts["pairs"].std()) > 1e-3 * scale  # the pair terms carry something
+    (share,) = table["deep_share"]
+    assert share["variance_share"] == 0.0 and share["pairs_share"] > 0.0
+    hybrid = make(gamma=7, hidden_layers=(8,), pairs=2, n_bags=1, **SMALL)
+    hybrid.fit(X.iloc[:240], (y if task == "regression" else two)[:240])
+    assert not to_table(hybrid)["pairs_scored"]  # beside an MLP: for reading, not scored
+
+
+def test_a_table_that_scores_pairs_without_their_main_effects_is_refused(tmp_path):
+    X, y, _, _ = _data()
+    model = PiLiDRegressor(gamma=4, hidden_layers=None, pairs=1, n_bags=1, **SMALL).fit(X, y)
+    table = json.loads(json.dumps(to_table(model)))
+    del table["features"][1]["pairs_main"]
+    with pytest.raises(PilidError, match="'pairs_main'"):
+        score_table(table, X)
+    old = {**json.loads(json.dumps(to_table(model))), "version": 1}
+    old.pop("pairs_scored")  # a version-1 table: the pair terms are not scored
+    np.testing.assert_allclose(score_table(old, X), _additive(model, X)[0], atol=1e-5)
+
+
 def test_an_unfitted_model_and_a_foreign_file_are_refused(tmp_path):
     with pytest.raises(PilidError, match="not fitted"):
         to_table(PiLiDRegressor())

@@ -7,9 +7,13 @@ a folder, one CSV per feature), and `score_table` evaluates such a table on new 
 NumPy and pandas alone (no torch, no pilid estimator): its score equals the estimator's
 ``intercept + contributions.sum(1)`` of `decompose` (the columns of `explain` other than
 ``deep``) to float precision. What the table leaves out, the deep part (the MLP, PiLiB's
-blocks, the pair terms), is `explain`'s ``deep`` column; given rows, `to_table` states its share.
+blocks, the pair terms beside an MLP), is `explain`'s ``deep`` column; given rows, `to_table`
+states its share. A PiLiD without an MLP (``hidden_layers=None``) whose deep part is its pair
+terms alone is glass whole: its table scores the pair terms too (``pairs_scored``), and its score
+is the estimator's prediction (the logit of a classifier) to float precision.
 
-The table (``format`` ``"pilid.table"``, ``version`` 1):
+The table (``format`` ``"pilid.table"``, ``version`` 2; version 1, written before the pair terms
+were scored, reads as a table that does not score them):
 
 - ``task`` ("regression" or "classification"), ``classes`` (None for a regression),
   ``outputs``: what each value column adds to (``["prediction"]``; a binary classifier
@@ -30,11 +34,17 @@ The table (``format`` ``"pilid.table"``, ``version`` 1):
   With K > 2 classes every value is a list of K (one column per class);
 - ``pairs``: the pair terms of PiLiD's ``pairs`` (GA2M's f_ab), each its two features, its
   grid's nodes and its values there (bilinear between nodes in the features' piece positions,
-  `pilid.nn.pairs`), for reading: they belong to the deep part, whose main effects the
-  purification has moved into the shapes, so `score_table` does not add them;
+  `pilid.nn.pairs`); their main effects the purification has moved into the shapes;
+- ``pairs_scored``: whether `score_table` adds the pair terms. True for a model whose deep part
+  is its pair terms alone: each feature then holds ``pairs_main`` (``values`` at its knots or
+  levels, ``missing`` and, for a category, ``unseen``), the part of the pair terms its shape
+  already holds, which the score takes off the pairs' sum. False beside an MLP, whose main
+  effects were moved into the same shapes: the pair terms are then for reading, part of the
+  deep part;
 - ``deep_share`` (given rows): per output, the variance of `explain`'s ``deep`` column over
   the variance of the raw output on those rows, and the mean absolute deep part: how much of
-  the prediction the table is not.
+  the prediction the table is not (0 where the table scores the pair terms, their share then
+  ``pairs_share``).
 """
 
 from __future__ import annotations
@@ -58,10 +68,14 @@ __all__ = ["FORMAT", "VERSION", "read_table", "score_table", "to_table"]
 
 #: The ``format`` field of every table.
 FORMAT = "pilid.table"
-#: The version of the layout this module writes and reads.
-VERSION = 1
+#: The version of the layout this module writes (and the latest it reads): 2 scores a glass
+#: model's pair terms (``pairs_scored``).
+VERSION = 2
 #: The column of ``score_table(..., terms=True)`` holding the constant (as `explain`'s).
 INTERCEPT = "intercept"
+#: The column of ``score_table(..., terms=True)`` holding the pair terms of a table that scores
+#: them (``pairs_scored``).
+PAIRS = "pairs"
 
 
 # ------------------------------------------------------------------------------ the estimator
@@ -150,6 +164,18 @@ def _pair_terms(fitted: FittedEnsemble) -> list[dict]:
     return out
 
 
+def _left_out(shares: list[dict], scored: bool) -> list[dict]:
+    """`deep_share`'s entries as the table states them: with the pair terms scored
+    (``pairs_scored``) `explain`'s ``deep`` column is the pair terms', which the table holds:
+    nothing is left out (``variance_share`` 0) and ``pairs_share`` is their share."""
+    if not scored:
+        return shares
+    return [
+        {**s, "variance_share": 0.0, "mean_abs_deep": 0.0, "pairs_share": s["variance_share"]}
+        for s in shares
+    ]
+
+
 def _outputs(fitted: FittedEnsemble) -> list[str]:
     if fitted.task == "regression":
         return ["prediction"]
@@ -212,6 +238,17 @@ def to_table(estimator, path=None, *, X=None, csv_dir=None) -> dict:
                 entry["infrequent"] = [_plain(v) for v in infrequent[j]]
         entry["monotone"] = int(monotone[j])
         features.append(entry)
+    pairs = _pair_terms(fitted) if not multi else []
+    scored = bool(pairs) and fitted.pairs_alone  # no MLP: the pair terms are glass, scored too
+    if scored:
+        main = fitted.pair_main_effects(probe)  # what the shapes hold of the pair terms
+        for j, entry in enumerate(features):
+            entry["pairs_main"] = {
+                "values": _column(main[: len(points[j]), j], False),
+                "missing": float(main[-2, j]),
+            }
+            if j in categories:
+                entry["pairs_main"]["unseen"] = float(main[-1, j])
     classes = fitted.classes
     table = {
         "format": FORMAT,
@@ -225,8 +262,9 @@ def to_table(estimator, path=None, *, X=None, csv_dir=None) -> dict:
         if multi
         else float(intercept),
         "features": features,
-        "pairs": _pair_terms(fitted) if not multi else [],
-        "deep_share": None if X is None else deep_share(est, X),
+        "pairs": pairs,
+        "pairs_scored": scored,
+        "deep_share": None if X is None else _left_out(deep_share(est, X), scored),
     }
     _finite(table)
     if path is not None:
@@ -348,6 +386,15 @@ def _checked(table, where: str = "the table") -> dict:
                 f"{'knots' if kind == 'numeric' else 'levels'} but {values.shape[:1]} values"
             )
     table.setdefault("pairs", [])
+    table.setdefault("pairs_scored", False)  # version 1: the pair terms were not scored
+    if table["pairs_scored"]:
+        for feature in features:
+            main = feature.get("pairs_main")
+            if not isinstance(main, dict) or not {"values", "missing"} <= set(main):
+                raise wrong(
+                    f"it scores its pair terms but feature {feature['name']!r} has no "
+                    "'pairs_main' with 'values' and 'missing'"
+                )
     return table
 
 
@@ -428,35 +475,42 @@ def score_table(table, X, terms: bool = False):
     -------
     ndarray of shape (n_samples,) or (n_samples, K), or DataFrame
         ``intercept + sum_j u_j(x_j)`` in output units (the target's, or logits), equal to the
-        estimator's ``intercept + contributions.sum(1)`` (`decompose`) to float precision;
-        with K > 2 classes one column per class. ``terms=True``: one column per feature and
-        ``intercept`` (K > 2 classes: a (``class``, row) MultiIndex, as `explain`).
+        estimator's ``intercept + contributions.sum(1)`` (`decompose`) to float precision, plus
+        the pair terms where the table scores them (``pairs_scored``: then the estimator's
+        whole output); with K > 2 classes one column per class. ``terms=True``: one column per
+        feature, ``pairs`` where scored, and ``intercept`` (K > 2 classes: a (``class``, row)
+        MultiIndex, as `explain`).
     """
     if not isinstance(table, dict):
         table = read_table(table)
     table = _checked(table)
     if terms:
-        clash = [f["name"] for f in table["features"] if f["name"] == INTERCEPT]
+        own = [INTERCEPT, *([PAIRS] if table["pairs_scored"] else [])]
+        clash = [f["name"] for f in table["features"] if f["name"] in own]
         if clash:
+            name = clash[0]
             raise PilidError(
-                f"feature {INTERCEPT!r} has the name of score_table's {INTERCEPT!r} column; "
+                f"feature {name!r} has the name of score_table's {name!r} column; "
                 f"score it with terms=False, or rename that column of X (e.g. "
-                f"X.rename(columns={{{INTERCEPT!r}: {INTERCEPT + '_'!r}}})) and refit"
+                f"X.rename(columns={{{name!r}: {name + '_'!r}}})) and refit"
             )
     frame = _frame(table, X)
     parts = [_contribution(f, frame.iloc[:, j]) for j, f in enumerate(table["features"])]
     intercept = np.asarray(table["intercept"], dtype=np.float64)
     n = len(frame)
+    pairs = _pairs_part(table, frame) if table.get("pairs_scored") else None
     if not terms:
         total = np.broadcast_to(intercept, (n, *intercept.shape)).copy()
         for part in parts:
             total += part
-        return total
+        return total if pairs is None else total + pairs
     index = X.index if isinstance(X, pd.DataFrame) else None
     names = [f["name"] for f in table["features"]]
 
     def layout(k=None):
         columns = {name: (p if k is None else p[:, k]) for name, p in zip(names, parts)}
+        if pairs is not None:
+            columns[PAIRS] = pairs
         columns[INTERCEPT] = np.full(n, float(intercept if k is None else intercept[k]))
         return pd.DataFrame(columns, index=index)
 
@@ -464,6 +518,59 @@ def score_table(table, X, terms: bool = False):
         return layout()
     blocks = [layout(k) for k in range(len(intercept))]
     return pd.concat(blocks, keys=table["classes"], names=["class", None])
+
+
+def _position(feature: dict, column: pd.Series) -> np.ndarray:
+    """Each row's piece position g + f on the feature's characteristic points (compact Phi,
+    `pilid.nn.piecewise.phi_compact`: piece g, fraction f; a category's code), 0 for a missing
+    or unseen value, as `pilid.nn.pairs.PairTerms` reads it."""
+    if feature["kind"] == "numeric":
+        x = pd.to_numeric(column.astype(object)).to_numpy(dtype=np.float64, na_value=np.nan)
+        knots = np.asarray(feature["knots"], dtype=np.float64)
+        if len(knots) < 2:
+            return np.zeros(len(x))
+        piece = np.clip(np.searchsorted(knots, x, side="right") - 1, 0, len(knots) - 2)
+        frac = np.clip((x - knots[piece]) / (knots[piece + 1] - knots[piece]), 0.0, 1.0)
+        return np.where(np.isnan(x), 0.0, piece + frac)
+    codes = pd.Index(feature["levels"]).get_indexer(column.astype(object))
+    members = feature.get("infrequent")
+    if members:
+        codes[column.isin(members).to_numpy()] = len(feature["levels"]) - 1
+    return np.maximum(codes, 0).astype(np.float64)
+
+
+def _pairs_part(table: dict, frame: pd.DataFrame) -> np.ndarray:
+    """The pair terms of a table that scores them (``pairs_scored``) on the rows of `frame`:
+    each pair's bilinear interpolation of its grid values (`pilid.nn.pairs.PairTerms`), summed,
+    less the main effects of theirs the shapes already hold (each feature's ``pairs_main``)."""
+    features = table["features"]
+    at = {f["name"]: j for j, f in enumerate(features)}
+    positions: dict[int, np.ndarray] = {}
+    total = np.zeros(len(frame))
+    for pair in table["pairs"]:
+        nodes, fracs = [], []
+        for side, name in enumerate(pair["features"]):
+            j = at[name]
+            if j not in positions:
+                positions[j] = _position(features[j], frame.iloc[:, j])
+            pos = positions[j] / float(pair["piece_ratio"][side])
+            last = len(pair["nodes"][side]) - 2  # the last cell's lower node
+            node = np.clip(np.floor(pos), 0, max(last, 0)).astype(np.int64)
+            nodes.append(node)
+            fracs.append(np.clip(pos - node, 0.0, 1.0))
+        grid = np.asarray(pair["values"], dtype=np.float64)
+        (ka, kb), (fa, fb) = nodes, fracs
+        ka1, kb1 = np.minimum(ka + 1, grid.shape[0] - 1), np.minimum(kb + 1, grid.shape[1] - 1)
+        total += (
+            grid[ka, kb] * (1 - fa) * (1 - fb)
+            + grid[ka, kb1] * (1 - fa) * fb
+            + grid[ka1, kb] * fa * (1 - fb)
+            + grid[ka1, kb1] * fa * fb
+        )
+    for j, feature in enumerate(features):
+        main = feature["pairs_main"]
+        total -= _contribution({**feature, **main}, frame.iloc[:, j])
+    return total
 
 
 # ------------------------------------------------------------------------------- spreadsheets

@@ -76,18 +76,24 @@ class PiLiDEnsemble(nn.Module):
             raise RuntimeError("PiLiDEnsemble has neither an additive nor a deep component")
         return out
 
+    def shift_terms(self, phi) -> torch.Tensor:
+        """The main effects purification moved out of the deep part (`purify_`), per feature
+        (T, B, m): the shift's piecewise-linear term, its constant split evenly over the m
+        features and, for a missing value, its shift; they sum to the deep part's main effect."""
+        extra = piecewise_terms(self.shift_w, self.additive.starts, *phi)
+        extra = extra + (self.shift_c / phi[0].shape[2])[:, None, None]
+        shift_nan = getattr(self, "shift_nan", None)
+        if len(phi) > 2 and shift_nan is not None:  # missing values' purified shift
+            extra = extra + phi[2] * shift_nan.unsqueeze(1)
+        return extra
+
     def decompose(self, x: torch.Tensor, phi) -> tuple[torch.Tensor | None, torch.Tensor | None]:
         """(u_j(x) per feature (T, B, m) incl. the purified shift, deep part (T, B))."""
         terms = deep = None
         shift = None
         if self.additive is not None:
             terms = self.additive.terms(phi)
-            m = terms.shape[2]
-            extra = piecewise_terms(self.shift_w, self.additive.starts, *phi)
-            extra = extra + (self.shift_c / m)[:, None, None]
-            shift_nan = getattr(self, "shift_nan", None)
-            if len(phi) > 2 and shift_nan is not None:  # missing values' purified shift
-                extra = extra + phi[2] * shift_nan.unsqueeze(1)
+            extra = self.shift_terms(phi)
             terms = terms + extra
             shift = extra.sum(2)
         if self.deep is not None:

@@ -290,6 +290,32 @@ class FittedEnsemble(nn.Module):
         deep = None if parts[0][2] is None else np.stack([p[2] for p in parts], axis=-1)
         return intercept, contrib, deep
 
+    @property
+    def pairs_alone(self) -> bool:
+        """Whether the deep part of every member of every output is pair terms alone (PiLiD
+        with ``pairs`` and ``hidden_layers=None``): the model is then its shapes and its pair
+        terms, all of it glass (`pilid.export.table` scores the pairs too)."""
+        deeps = [getattr(module, "deep", None) for h in self.heads for module in h.members]
+        return all(isinstance(d, DeepWithPairs) and d.deep is None for d in deeps)
+
+    def pair_main_effects(self, X: np.ndarray, head: int = 0) -> np.ndarray:
+        """The main effects purification moved from the deep part into the shapes, per row and
+        feature of coded rows X (N, m), the members' mean in output units
+        (`pilid.nn.ensemble.PiLiDEnsemble.shift_terms`): for a model whose deep part is pair
+        terms alone (`pairs_alone`), the pair terms' main effects, so that the pair terms less
+        their sum are `decompose`'s deep part."""
+        h = self.heads[head]
+        chunks = []
+        for s in range(0, X.shape[0], CHUNK):
+            phi = self.encoding.phi(rows_tensor(X[s : s + CHUNK]))
+            with torch.no_grad():
+                shifts = [
+                    h.member_scales[b] * module.shift_terms(phi)[0].double().numpy()
+                    for b, module in enumerate(h.members)
+                ]
+            chunks.append(np.mean(shifts, axis=0))
+        return np.concatenate(chunks) if chunks else np.zeros((0, self.columns.m))
+
     def pair_grids(self, head: int = 0) -> list[tuple]:
         """The pair terms of output `head` (PiLiD's ``pairs``): per pair ``(a, b, V, coarse,
         ratio)``: the features, the grid values (the members' mean, output units), each
