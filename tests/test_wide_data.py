@@ -131,6 +131,38 @@ def test_compact_phi_products_equal_the_dense_phi():
     np.testing.assert_allclose(means, dense.mean(0), atol=1e-6)
 
 
+def test_a_bootstrap_samples_repeats_merge_into_their_counts():
+    """`unique_rows` on a bootstrap sample (sorted draws, repeats side by side) keeps each
+    distinct row once with its count, the rows in one order whether the repeats were merged
+    first or not: its products with any vector are the repeated rows' (weighted by count)."""
+    design, dense, _, y = _inputs()
+    rng = np.random.default_rng(3)
+    picks = np.sort(rng.integers(0, len(y), len(y)))  # a bootstrap sample, as `bag_rows` draws
+    col, frac, feature, mask, extra = (
+        design.col[:, picks],
+        design.frac[:, picks],
+        design.feature,
+        design.mask,
+        design.extra[:, picks],
+    )
+    op = CompactPhi(col, frac, feature, mask, extra).trial(0)
+    target = torch.as_tensor(y[picks])
+    merged, y_merged, counts = op.unique_rows(target, torch.ones(len(picks), dtype=torch.float64))
+    assert merged.n == len(np.unique(picks)) < len(picks)
+    assert sorted(counts.numpy()) == sorted(np.unique(picks, return_counts=True)[1])
+    u = rng.normal(size=dense.shape[1])
+    np.testing.assert_allclose(
+        (counts * merged.matvec(torch.as_tensor(u))).sum().item(),
+        (dense[picks] @ u).sum(),
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose((counts * y_merged).sum().item(), y[picks].sum(), rtol=1e-12)
+    shuffled = rng.permutation(len(picks))  # no repeat side by side: the sort alone merges
+    op2 = CompactPhi(col[:, shuffled], frac[:, shuffled], feature, mask, extra[:, shuffled])
+    again = op2.trial(0).unique_rows(target[shuffled], torch.ones(len(picks), dtype=torch.float64))
+    assert torch.equal(again[1], y_merged) and torch.equal(again[2], counts)
+
+
 @pytest.mark.parametrize("rows", [20, 160])  # fewer rows than columns: the dual system
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("smoothness", [0.0, 0.3])

@@ -240,16 +240,28 @@ class _TrialPhi:
     def unique_rows(self, y: torch.Tensor, weights: torch.Tensor):
         """The same least squares on fewer rows: rows alike in Phi and target (a bootstrap
         sample's repeats) merged into one whose weight is their sum (integer weights equal
-        repeated rows), rows of weight 0 dropped. Returns (operator, y, weights)."""
+        repeated rows), rows of weight 0 dropped. Returns (operator, y, weights).
+
+        With unit weights, runs of equal neighbouring rows (a bootstrap sample's sorted rows
+        repeat next to each other) are merged first, into their counts: the sort then sees
+        fewer rows, and the sums of ones are the same integers, so the result is the same."""
         parts = [self.col2d.to(y.dtype), self.frac2d, y[:, None]]
         if self.extra is not None:
             parts.append(self.extra)
         keep = weights > 0
-        rows, inverse = torch.unique(torch.cat(parts, 1)[keep], dim=0, return_inverse=True)
+        table, kept = torch.cat(parts, 1)[keep], weights[keep]
+        if len(table) > 1 and bool((kept == 1).all()):
+            first = torch.ones(len(table), dtype=torch.bool, device=table.device)
+            first[1:] = (table[1:] != table[:-1]).any(1)
+            if not bool(first.all()):
+                start = torch.nonzero(first).flatten()
+                end = torch.cat([start[1:], start.new_tensor([len(table)])])
+                table, kept = table[start], (end - start).to(kept.dtype)
+        rows, inverse = torch.unique(table, dim=0, return_inverse=True)
         if len(rows) == self.n:
             return self, y, weights
         merged = torch.zeros(len(rows), dtype=weights.dtype, device=weights.device)
-        merged = merged.index_add(0, inverse, weights[keep])
+        merged = merged.index_add(0, inverse, kept)
         m = self.m
         col = rows[:, :m].to(torch.long)
         extra = None if self.extra is None else rows[:, 2 * m + 1 :]
