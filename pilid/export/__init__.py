@@ -5,8 +5,9 @@
   :func:`onnx_inputs` makes its inputs of a DataFrame, :func:`parity` measures how far its
   outputs are from the estimator's.
 - :func:`to_table` writes the additive part (Definition 1's piecewise-linear shapes, the
-  missing-value contributions and the pair grids) as one JSON file, and :func:`score_table`
-  evaluates such a table with NumPy alone.
+  missing-value contributions and the pair grids) as one JSON file (and one CSV per feature,
+  `pilid.export.spreadsheets`), and :func:`score_table` evaluates such a table with NumPy
+  alone; without an MLP the table is the whole model, pair terms included.
 
 Each is imported on first use, so ``import pilid.export`` needs neither torch's ONNX exporter nor
 ONNX Runtime.
