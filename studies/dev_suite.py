@@ -478,7 +478,7 @@ def peer_wins(pairs: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def summarise(results: pd.DataFrame) -> dict:
+def summarise(results: pd.DataFrame, base: str = "pilid") -> dict:
     """Per table, per model: mean and std (ddof 1) of the metric over the (split, seed) cells
     and mean fit seconds; PiLiD's wins against EBM; each model's mean rank over the tables; and
     issue 51's `criterion` against every peer.
@@ -496,9 +496,13 @@ def summarise(results: pd.DataFrame) -> dict:
     fitted with three seeds beside a peer fitted with one: both over that one; the criterion
     compares on all the pairs there are and marks a table on fewer than 15 reduced).
 
-    Returns a dict: ``per_table`` (a frame indexed by table: ``metric``, ``<model>_mean``,
-    ``<model>_std``, ``<model>_seconds``, ``<model>_rank``, ``<model>_budget``,
-    ``pilid_beats_ebm``), ``wins`` and ``compared`` (tables with both PiLiD and EBM),
+    ``base``: the model the wins against EBM and the criterion are of (default PiLiD's
+    library defaults; a candidate of `CANDIDATES` to read it as the default-to-be).
+
+    Returns a dict: ``base``, ``per_table`` (a frame indexed by table: ``metric``,
+    ``<model>_mean``, ``<model>_std``, ``<model>_seconds``, ``<model>_rank``,
+    ``<model>_budget``, ``pilid_beats_ebm``: whether the base's mean beats EBM's), ``wins`` and
+    ``compared`` (tables with both the base and EBM),
     ``mean_rank`` (a Series by model), ``ranked`` (how many tables it is over), ``shared_rank``,
     ``shared_ranked`` and ``shared_cells`` (`_shared_cell_rank`: the ranks on the cells every
     model has, for a reduced run), ``shared_shown`` (whether they say more than ``mean_rank``: a
@@ -543,8 +547,8 @@ def summarise(results: pd.DataFrame) -> dict:
             row[f"{model}_rank"] = np.nan
         for model, r in zip(ranked, ranks):
             row[f"{model}_rank"] = float(r)
-        if "pilid" in present and "ebm" in present:
-            pilid, ebm = row["pilid_mean"], row["ebm_mean"]
+        if base in present and "ebm" in present:
+            pilid, ebm = row[f"{base}_mean"], row["ebm_mean"]
             row["pilid_beats_ebm"] = bool(pilid < ebm if lower else pilid > ebm)
         else:
             row["pilid_beats_ebm"] = None
@@ -559,9 +563,10 @@ def summarise(results: pd.DataFrame) -> dict:
         }
     )
     compared = per_table["pilid_beats_ebm"].notna()
-    pairs = criterion(results)
+    pairs = criterion(results, base)
     shared_rank, shared_ranked, shared_cells = _shared_cell_rank(results, models, tables)
     return {
+        "base": base,
         "per_table": per_table.drop(columns=["complete"]),
         "wins": int(per_table.loc[compared, "pilid_beats_ebm"].astype(bool).sum()),
         "compared": int(compared.sum()),
@@ -653,6 +658,7 @@ def format_summary(summary: dict) -> str:
             f"model has ({min(used)}-{max(used)} a table; reduced): {shared}"
         )
     pairs = summary["pairs"]
+    me = _label(summary.get("base", "pilid"))
     if budgets or (len(pairs) and (pairs["budget"] != "").any()):
         used = budgets | (set(pairs["budget"]) - {""})
         lines.append(f"* a CPU budget ({'; '.join(sorted(used))}), not the library's defaults")
@@ -661,8 +667,8 @@ def format_summary(summary: dict) -> str:
     peers = _in_order(pairs.index.get_level_values("model"), MODELS)
     lines += [
         "",
-        "PiLiD against each peer, over the (split, seed) pairs both have: PiLiD's mean advantage",
-        f"+- its paired standard error (positive: PiLiD better); (n=k): k < {FULL_PAIRS} pairs and"
+        f"{me} against each peer, over the (split, seed) pairs both have: {me}'s mean advantage",
+        f"+- its paired standard error (positive: {me} better); (n=k): k < {FULL_PAIRS} pairs and"
         " *: a budget, both reduced",
         f"{'table':<12} {'metric':<6}" + "".join(f" {'vs ' + _label(m):>{width}}" for m in peers),
     ]
@@ -683,7 +689,7 @@ def format_summary(summary: dict) -> str:
     for model, row in summary["peer_wins"].iterrows():
         reduced = f" ({row['reduced']} of them reduced)" if row["reduced"] else ""
         lines.append(
-            f"PiLiD beats {_label(model)} on {row['wins']} of {row['compared']} tables{reduced}"
+            f"{me} beats {_label(model)} on {row['wins']} of {row['compared']} tables{reduced}"
         )
     return "\n".join(lines)
 
@@ -714,6 +720,12 @@ def main(argv=None) -> int:
         "--quick", action="store_true", help="tiny models (QUICK): a smoke test, not results"
     )
     parser.add_argument("--summary-only", action="store_true", help="print the CSV's summary")
+    parser.add_argument(
+        "--base",
+        default="pilid",
+        choices=[*MODELS, *CANDIDATES],
+        help="the model whose wins and paired advantages the summary gives (default: pilid)",
+    )
     parser.add_argument(
         "--also",
         nargs="+",
@@ -787,7 +799,7 @@ def run_and_summarise(args, load, write, desc: str) -> int:
     if shown.empty:
         print(f"no results in {args.out} for these tables and models")
         return 0
-    print(format_summary(summarise(shown)))
+    print(format_summary(summarise(shown, getattr(args, "base", "pilid"))))
     return 0
 
 

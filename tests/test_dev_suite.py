@@ -506,14 +506,15 @@ def test_a_candidate_runs_beside_the_defaults_names_its_engine_and_joins_the_sum
     before = theirs.read_bytes()
     both = subprocess.run(
         [*base, "--models", "pilid_smooth_auto4", "lightgbm", "--out", str(mine)]
-        + ["--summary-only", "--also", str(theirs)],
+        + ["--summary-only", "--also", str(theirs), "--base", "pilid_smooth_auto4"],
         env=env,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert both.returncode == 0, both.stderr[-2000:]
-    assert "PiLiD smooth=auto/4" in both.stdout and "LightGBM" in both.stdout
+    assert "PiLiD smooth=auto/4 beats LightGBM on" in both.stdout  # the candidate as the base
+    assert "PiLiD smooth=auto/4 against each peer" in both.stdout
     assert theirs.read_bytes() == before
     old = rows.drop(columns=["engine"])
     assert list(dev_suite.with_run_columns(old)["engine"]) == [""]
