@@ -421,19 +421,34 @@ def _frame(table: dict, X) -> pd.DataFrame:
     return pd.DataFrame(arr, columns=names)
 
 
+def _numbers(feature: dict, column: pd.Series) -> np.ndarray:
+    """A numeric feature's column as float64 (NaN for a missing value), or a one-line error."""
+    try:
+        numbers = pd.to_numeric(column.astype(object))
+    except (TypeError, ValueError):
+        raise PilidError(
+            f"column {feature['name']!r} holds values that are not numbers; it was numeric "
+            "in fit: convert it (NaN is a missing value)"
+        ) from None
+    return numbers.to_numpy(dtype=np.float64, na_value=np.nan)
+
+
+def _codes(feature: dict, column: pd.Series) -> np.ndarray:
+    """A categorical feature's level codes (a merged level's: its ``"(infrequent)"`` level's,
+    the last; -1 for a missing or unseen value)."""
+    codes = pd.Index(feature["levels"]).get_indexer(column.astype(object))
+    members = feature.get("infrequent")
+    if members:
+        codes[column.isin(members).to_numpy()] = len(feature["levels"]) - 1
+    return codes
+
+
 def _contribution(feature: dict, column: pd.Series) -> np.ndarray:
     """One feature's contributions to the rows of `column`: (n,) or (n, K)."""
     values = np.asarray(feature["values"], dtype=np.float64)
     missing = np.asarray(feature["missing"], dtype=np.float64)
     if feature["kind"] == "numeric":
-        try:
-            numbers = pd.to_numeric(column.astype(object))
-        except (TypeError, ValueError):
-            raise PilidError(
-                f"column {feature['name']!r} holds values that are not numbers; it was numeric "
-                "in fit: convert it (NaN is a missing value)"
-            ) from None
-        x = numbers.to_numpy(dtype=np.float64, na_value=np.nan)
+        x = _numbers(feature, column)
         knots = np.asarray(feature["knots"], dtype=np.float64)
         if values.ndim == 1:
             out = np.interp(x, knots, values)
@@ -444,11 +459,7 @@ def _contribution(feature: dict, column: pd.Series) -> np.ndarray:
         nan = np.isnan(x)
         out[nan] = missing
         return out
-    levels = pd.Index(feature["levels"])
-    codes = levels.get_indexer(column.astype(object))
-    members = feature.get("infrequent")
-    if members:
-        codes[column.isin(members).to_numpy()] = len(levels) - 1
+    codes = _codes(feature, column)
     out = values[np.maximum(codes, 0)]
     absent = codes < 0
     if absent.any():
@@ -525,18 +536,14 @@ def _position(feature: dict, column: pd.Series) -> np.ndarray:
     `pilid.nn.piecewise.phi_compact`: piece g, fraction f; a category's code), 0 for a missing
     or unseen value, as `pilid.nn.pairs.PairTerms` reads it."""
     if feature["kind"] == "numeric":
-        x = pd.to_numeric(column.astype(object)).to_numpy(dtype=np.float64, na_value=np.nan)
+        x = _numbers(feature, column)
         knots = np.asarray(feature["knots"], dtype=np.float64)
         if len(knots) < 2:
             return np.zeros(len(x))
         piece = np.clip(np.searchsorted(knots, x, side="right") - 1, 0, len(knots) - 2)
         frac = np.clip((x - knots[piece]) / (knots[piece + 1] - knots[piece]), 0.0, 1.0)
         return np.where(np.isnan(x), 0.0, piece + frac)
-    codes = pd.Index(feature["levels"]).get_indexer(column.astype(object))
-    members = feature.get("infrequent")
-    if members:
-        codes[column.isin(members).to_numpy()] = len(feature["levels"]) - 1
-    return np.maximum(codes, 0).astype(np.float64)
+    return np.maximum(_codes(feature, column), 0).astype(np.float64)
 
 
 def _pairs_part(table: dict, frame: pd.DataFrame) -> np.ndarray:
