@@ -255,6 +255,29 @@ def test_the_criterion_view_shows_the_paired_advantage_its_se_and_pairs_by_hand(
     assert table.note == "PiLiD better than ebm on 1 of 2 tables (2 reduced)."
 
 
+def test_a_candidates_criterion_reads_its_own_csv_beside_the_suites(tmp_path, monkeypatch):
+    """``:also:`` joins a suite CSV's rows to a candidate's file and ``:base:`` makes the
+    criterion the candidate's: its advantage over PiLiD's defaults and EBM on the pairs both
+    have, computed here by hand (a row the candidate's file has wins over the other's)."""
+    suite = _results()
+    ours = suite[suite["model"] == "pilid"].assign(
+        model="cand", value=suite.loc[suite["model"] == "pilid", "value"] - 0.1
+    )
+    (tmp_path / "results").mkdir()
+    suite.to_csv(tmp_path / "results" / "suite.csv", index=False)
+    ours.to_csv(tmp_path / "results" / "cand.csv", index=False)
+    monkeypatch.setattr(study_tables, "ROOT", tmp_path)
+    options = {"also": "results/suite.csv", "base": "cand", "digits": 3}
+    table = study_tables.build("suite-criterion", "results/cand.csv", options)
+    assert table.header == ["table", "metric", "vs pilid", "vs ebm", "vs lightgbm"]
+    a, b = table.rows  # a: MSE 0.1 lower than PiLiD's (better); b: AUC 0.1 lower (worse)
+    assert a[2].startswith("+0.100") and isinstance(a[2], study_tables.Bold)
+    assert b[2].startswith("-0.100") and not isinstance(b[2], study_tables.Bold)
+    ebm_a = np.array([0.4, 0.6]) - (np.array([0.5, 0.7]) - 0.1)
+    assert a[3].startswith(f"{ebm_a.mean():+.3f}")
+    assert table.note.startswith("cand better than pilid on 1 of 2 tables")
+
+
 def test_a_value_and_its_spread_never_wrap_apart_and_wide_tables_scroll():
     """The suite's tables: no breakable space beside a ``±`` in any cell of the views that
     show a spread; the site's stylesheet, listed in the Sphinx config, scrolls the generated

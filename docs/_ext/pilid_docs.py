@@ -89,6 +89,8 @@ class StudyTable(Directive):
         "suite": directives.unchanged,
         "with": directives.unchanged,
         "with-variants": directives.unchanged,
+        "also": directives.unchanged,
+        "base": directives.unchanged,
         "names": directives.unchanged,
         "splits": directives.unchanged,
         "variants": directives.unchanged,
@@ -107,7 +109,7 @@ class StudyTable(Directive):
         """Compute the table of the CSV of the argument; a bad option or CSV is a warning."""
         path = self.arguments[0]
         env = self.state.document.settings.env
-        for key in ("", "against", "suite", "with"):
+        for key in ("", "against", "suite", "with", "also"):
             csv = path if not key else self.options.get(key)
             if csv:
                 env.note_dependency(str(study_tables.ROOT / csv))

@@ -164,13 +164,13 @@ def suite_summary(results: pd.DataFrame, digits: int = 4) -> Table:
     return Table(header, rows)
 
 
-def suite_criterion(results: pd.DataFrame, digits: int = 4) -> Table:
-    """The noise-aware criterion (``studies.dev_suite``'s `criterion`): per table, PiLiD's mean
-    advantage over each peer on the (split, seed) pairs both have, with its paired standard
-    error and the number of pairs; a cell on fewer than 15 pairs, or a budget's, is marked
-    reduced (``*``); the wins per peer as a note."""
+def suite_criterion(results: pd.DataFrame, digits: int = 4, base: str = "pilid") -> Table:
+    """The noise-aware criterion (``studies.dev_suite``'s `criterion`): per table, the mean
+    advantage of ``base`` (PiLiD's defaults, or a candidate) over each peer on the (split, seed)
+    pairs both have, with its paired standard error and the number of pairs; a cell on fewer
+    than 15 pairs, or a budget's, is marked reduced (``*``); the wins per peer as a note."""
     dev = script("dev_suite")
-    pairs = dev.criterion(results)
+    pairs = dev.criterion(results, base)
     peers = list(dict.fromkeys(pairs.index.get_level_values("model")))
     tables = list(dict.fromkeys(pairs.index.get_level_values("table")))
     header = ["table", "metric", *[f"vs {p}" for p in peers]]
@@ -191,7 +191,8 @@ def suite_criterion(results: pd.DataFrame, digits: int = 4) -> Table:
         rows.append(cells)
     wins = dev.peer_wins(pairs)
     note = "; ".join(
-        f"PiLiD better than {peer} on {of(w['wins'], w['compared'])} tables"
+        f"{'PiLiD' if base == 'pilid' else base} better than {peer} on "
+        f"{of(w['wins'], w['compared'])} tables"
         + (f" ({int(w['reduced'])} reduced)" if w["reduced"] else "")
         for peer, w in wins.iterrows()
     )
@@ -596,12 +597,17 @@ def only_tables(frame: pd.DataFrame, tables) -> pd.DataFrame:
 
 def build(view: str, path: str, options: dict) -> Table:
     """The `Table` of ``view`` on the CSV ``path`` with the directive's ``options`` (strings:
-    ``against``, ``suite``, ``with`` and ``with-variants``, ``splits``, ``variants``,
+    ``against``, ``suite``, ``with`` and ``with-variants``, ``also`` and ``base`` (a suite CSV
+    whose rows join, and the model a criterion is of), ``splits``, ``variants``,
     ``tables``, ``baseline``, ``index``, ``columns``, ``values``, ``aggregate``, ``query``,
     ``size``, ``digits``, ``names``)."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
     frame = read(path)
+    if options.get("also"):  # a suite CSV's rows beside (a candidate's file and the suite's)
+        runs = script("dev_suite").with_run_columns
+        both = pd.concat([runs(frame), runs(read(options["also"]))], ignore_index=True)
+        frame = both.drop_duplicates(script("dev_suite").RUN_KEY)
     if options.get("with"):
         frame = with_rows(frame, read(options["with"]), _list(options.get("with-variants")))
     if options.get("tables"):
@@ -631,7 +637,7 @@ def build(view: str, path: str, options: dict) -> Table:
     if view == "suite-summary":
         return suite_summary(frame, digits)
     if view == "suite-criterion":
-        return suite_criterion(frame, digits)
+        return suite_criterion(frame, digits, options.get("base") or "pilid")
     if view == "suite-verdict":
         return suite_verdict(frame)
     if view in ("drift", "drift-verdict"):
