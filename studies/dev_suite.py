@@ -345,6 +345,15 @@ def _engine_text(value) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
+def with_rows_of(frame: pd.DataFrame, *others: pd.DataFrame) -> pd.DataFrame:
+    """``frame``'s fits and those of ``others`` (other results CSVs, e.g. a candidate's file
+    beside the suite's), with `RUN_COLUMNS`; a fit ``frame`` has (`RUN_KEY`) keeps its row."""
+    if not others:
+        return frame
+    runs = [with_run_columns(f) for f in (frame, *others)]
+    return pd.concat(runs, ignore_index=True).drop_duplicates(RUN_KEY)
+
+
 def read_runs(path: Path) -> pd.DataFrame:
     """Every fit of the results CSV at ``path``, with `RUN_COLUMNS` (an empty frame when there
     is none)."""
@@ -787,9 +796,8 @@ def run_and_summarise(args, load, write, desc: str) -> int:
         results = new if results.empty else pd.concat([results, new], ignore_index=True)
         write(args.out, results)
     offsets = list(getattr(args, "seed_offsets", None) or (0,))
-    also = [read_runs(path) for path in getattr(args, "also", [])]
-    if also:  # read only: a row of --out wins over another file's row of the same fit
-        results = pd.concat([results, *also], ignore_index=True).drop_duplicates(RUN_KEY)
+    # read only: a row of --out wins over another file's row of the same fit
+    results = with_rows_of(results, *(read_runs(path) for path in getattr(args, "also", [])))
     shown = results[
         results["table"].isin(args.tables)
         & results["model"].isin(args.models)

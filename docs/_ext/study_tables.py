@@ -605,9 +605,7 @@ def build(view: str, path: str, options: dict) -> Table:
         raise ValueError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
     frame = read(path)
     if options.get("also"):  # a suite CSV's rows beside (a candidate's file and the suite's)
-        runs = script("dev_suite").with_run_columns
-        both = pd.concat([runs(frame), runs(read(options["also"]))], ignore_index=True)
-        frame = both.drop_duplicates(script("dev_suite").RUN_KEY)
+        frame = script("dev_suite").with_rows_of(frame, read(options["also"]))
     if options.get("with"):
         frame = with_rows(frame, read(options["with"]), _list(options.get("with-variants")))
     if options.get("tables"):
