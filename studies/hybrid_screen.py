@@ -32,6 +32,16 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
   (pieces and penalty x no or ten pairs) on each candidate's first 4 bag members, then training
   only the chosen one's other 12 (the studies' lever ``choice_members=4``,
   `studies._levers.estimators`): 28 members trained instead of 64, fewer than the defaults' 32.
+- ``hybrid_lam_choice0.05``: the library defaults, their ``pairs="auto"`` candidates (no or ten
+  pairs) trained twice, at the rule's weight of Eq. 11's penalty (``lam_``) and at 0.05 times it,
+  the better of the four kept by the same inner validation (the studies' lever
+  ``lam_choice=0.05``): the lever study's two splits found the penalty's best weight far apart
+  from table to table, so the data chooses it;
+- ``hybrid_lam_choice0.05_choose4``: the same on each candidate's first 4 members, then only
+  the chosen one's other 12 (``choice_members=4``);
+- ``glass_lam_choice0.05``, ``glass_ebm_pairs_lam_choice0.05``: glass mode (with the default
+  pairs, and with EBM's pair budget) choosing the penalty's weight the same way (Eq. 11's penalty
+  then weighs on the shapes and the pair terms alone).
 
 A variant whose parameters name a lever of `studies._levers.estimators.LEVERS` is fitted by
 ``PiLiDLeverRegressor`` / ``PiLiDLeverClassifier``, which compute PiLiD's fits at the levers'
@@ -123,6 +133,10 @@ VARIANTS = {
     "hybrid_smooth_auto": ({"smoothness": "auto"}, False, False),
     "hybrid_ebm_pairs_smooth_auto": ({"smoothness": "auto"}, True, False),
     "hybrid_smooth_auto_choose4": ({"smoothness": "auto", "choice_members": 4}, False, False),
+    "hybrid_lam_choice0.05": ({"lam_choice": 0.05}, False, False),
+    "hybrid_lam_choice0.05_choose4": ({"lam_choice": 0.05, "choice_members": 4}, False, False),
+    "glass_lam_choice0.05": ({"hidden_layers": None, "lam_choice": 0.05}, False, False),
+    "glass_ebm_pairs_lam_choice0.05": ({"hidden_layers": None, "lam_choice": 0.05}, True, False),
 }
 #: The commands of the screening (the variants, then ``defaults`` on every cell), written at the
 #: top of the log.
@@ -154,6 +168,15 @@ RUN_COMMANDS = (
     "--variants hybrid_smooth_auto_choose4 --tables hmda attrition wage credit_data computers "
     "mlc_churn diamonds hotel_rates chile default caravan ames slid cps1988 deliveries "
     "> /tmp/hybrid_choose4.out 2>&1 &",
+    "then the penalty's weight chosen by inner validation, on the screening subset:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_lam_choice0.05 hybrid_lam_choice0.05_choose4 > /tmp/hybrid_lam.out 2>&1 &",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants glass_lam_choice0.05 glass_ebm_pairs_lam_choice0.05 > /tmp/glass_lam.out 2>&1 &",
+    "then the cheaper choice of the penalty's weight on the other 9 suite tables, splits 0 and 1:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_lam_choice0.05_choose4 --tables diamonds hotel_rates chile default "
+    "caravan ames slid cps1988 deliveries > /tmp/hybrid_lam_all.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 

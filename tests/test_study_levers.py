@@ -31,6 +31,7 @@ NAMES = [
     "deep_ensemble",
     "min_frequency",
     "choice_members",
+    "lam_choice",
 ]
 
 

@@ -16,6 +16,8 @@ hands on to PiLiD's own where the lever is neutral.
 * ``min_frequency``: `_merge_infrequent` (scikit-learn's ``OneHotEncoder`` convention).
 * ``bag_validation="own"`` and ``choice_members``: `_members`, `_collect`, `_more_members`
   (`studies._levers.bags`).
+* ``lam_choice``: `_members` adds the candidates of ``pairs="auto"`` / ``smoothness="auto"`` at
+  a second weight of Eq. 11's penalty, and the choice takes the better (`_lam_candidates`).
 * ``deep_ensemble="shared"``: `_members` marks a bag's members, `_deep_builder` gives them
   BatchEnsemble's MLP and `_finalize` folds it into each member's plain MLP
   (`studies._levers.shared_mlp`).
@@ -92,6 +94,13 @@ LEVERS: tuple[hp.Hyperparameter, ...] = (
         where="none",
         doc="a bag's members each candidate trains before the choice (None: all of them)",
     ),
+    hp.Hyperparameter(
+        name="lam_choice",
+        default=None,
+        constraint=(hp.Reals(0, None, "neither"), None),
+        where="none",
+        doc="the candidates also at lam_ times this (None: only at lam_), chosen as they are",
+    ),
 )
 _LEVER = hp.defaults(LEVERS)
 _PILID = hp.defaults(hp.PILID)
@@ -139,6 +148,7 @@ class _Levers:
         deep_ensemble=_LEVER["deep_ensemble"],
         min_frequency=_LEVER["min_frequency"],
         choice_members=_LEVER["choice_members"],
+        lam_choice=_LEVER["lam_choice"],
     ):
         super().__init__(
             gamma=gamma,
@@ -173,6 +183,7 @@ class _Levers:
         self.deep_ensemble = deep_ensemble
         self.min_frequency = min_frequency
         self.choice_members = choice_members
+        self.lam_choice = lam_choice
 
     # -- schedule, lr_decay ----------------------------------------------------------------------
     def _phases(self) -> list[Phase]:
@@ -244,6 +255,8 @@ class _Levers:
             units = bags.bag_members(self, prep, int(self.n_bags))
         else:
             units = super()._members(prep)
+        if "_candidates" in self.__dict__ and self.lam_choice is not None:
+            units = self._lam_candidates(prep, units)
         if "_candidates" in self.__dict__ and self.choice_members is not None:
             units = bags.split_first_members(self, units)
         if self.deep_ensemble == "shared" and "_bag" in self.__dict__:
@@ -253,17 +266,39 @@ class _Levers:
                 setattr(member, SHARED_BAG, seeds)
         return units
 
+    # -- lam_choice ------------------------------------------------------------------------------
+    def _lam_candidates(self, prep, units: list) -> list:
+        """With ``lam_choice = f``, the candidates of `pilid.models.shape_choice` (``pairs``,
+        ``smoothness``) twice: at the estimator's ``lam_`` (Eq. 11's weight, its rule of the
+        rows) and at ``f * lam_``, chosen among as they are (`shape_choice.validation_loss`);
+        ``shape_choice_`` gains their ``lam``."""
+        first, members = self.__dict__.pop("_candidates")
+        lam = self.lam_
+        self.lam_ = lam * float(self.lam_choice)
+        try:
+            more = shape_choice.candidate_members(self, prep)  # they take the scaled lam_
+        finally:
+            self.lam_ = lam
+        self._candidates = (first, [*members, *self._candidates[1]])
+        return [*units, *more]
+
     def _collect(self) -> None:
         """PiLiD's, with a bag's members' `SHARED_BAG` dropped and, where a lever changes the
-        choice among candidates, `bags.collect`."""
+        choice among candidates, `bags.collect`; with ``lam_choice``, ``shape_choice_`` lists
+        each candidate's ``lam``."""
         if "_bag" in self.__dict__:
             for member in self._bag[1]:
                 member.__dict__.pop(SHARED_BAG, None)
+        candidates = self.__dict__.get("_candidates")
+        lams = None if candidates is None else [m.lam_ for m in candidates[1]]
         choosing = "_candidates" in self.__dict__ or "_chosen" in self.__dict__
         if choosing and (bags.owns_validation(self) or self.choice_members is not None):
             bags.collect(self)
-            return
-        super()._collect()
+        else:
+            super()._collect()
+        choice = getattr(self, "shape_choice_", None)
+        if lams is not None and self.lam_choice is not None and len(choice) == len(lams):
+            self.shape_choice_ = choice.assign(lam=lams)
 
     def _more_members(self) -> list:
         """Once the candidates' first members chose (``choice_members``), the chosen

@@ -1,0 +1,73 @@
+"""The lever ``lam_choice = f`` of the studies (`studies._levers`; screened, not adopted): the
+``pairs="auto"`` candidates are trained at the rule's weight of Eq. 11's penalty (``lam_``) and
+at f times it, and the inner validation keeps the best of the four.
+
+Checked against independent computations: each listed loss is recomputed from a fit with the
+candidate's pairs and lam fixed, scored as the choice scores (the held-out rows by the whole
+bag, each training row by the members that missed it); the chosen model predicts what that
+fit predicts; at the lever's neutral value (None) the fit is PiLiD's, bit for bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pilid import PiLiDRegressor
+from pilid.train.validation import holdout_split
+from studies._levers import with_levers
+
+SMALL = dict(hidden_layers=(8,), n_bags=3, random_state=0, device="cpu", epochs=12, pairs="auto")
+
+
+def _data(n, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 4))
+    y = np.sin(X[:, 0]) + 1.5 * X[:, 1] * X[:, 2] + 0.3 * X[:, 3] + rng.normal(0, 0.3, n)
+    return X, y
+
+
+def _choice_loss(fit, X, y):
+    """The loss the choice reads, recomputed from a fitted bag: the standardised target's mean
+    squared error on the held-out rows (whole bag) and on each training row out of bag."""
+    train, val = holdout_split(y, 0, fit.val_fraction, stratified=False)
+    mean, scale = y.mean(), y.std()
+    standard = (y - mean) / scale
+    errors = [(fit.predict(X[val]) - mean) / scale - standard[val]]
+    preds = np.stack([m.predict(X[train]) for m in fit.estimators_])
+    missed = np.stack([~np.isin(train, rows) for rows in fit.bag_rows_])
+    some = missed.any(0)
+    oob = (preds * missed).sum(0)[some] / missed.sum(0)[some]
+    errors.append((oob - mean) / scale - standard[train][some])
+    return float(np.mean(np.square(np.concatenate(errors))))
+
+
+@pytest.mark.slow
+def test_the_four_candidates_are_their_own_fits_and_the_best_is_kept():
+    X, y = _data(1200)
+    rule = PiLiDRegressor(**SMALL).fit(X, y).lam_
+    model = with_levers(PiLiDRegressor)(**SMALL, lam_choice=0.05).fit(X, y)
+    table = model.shape_choice_
+    np.testing.assert_allclose(table["lam"], [rule, rule, 0.05 * rule, 0.05 * rule])
+    assert table["pairs"].tolist()[0] == 0 and table["pairs"].tolist()[1] > 0
+    assert table["pairs"].tolist()[2:] == table["pairs"].tolist()[:2]
+
+    fits = [
+        PiLiDRegressor(**{**SMALL, "pairs": int(k), "lam": float(lam)}).fit(X, y)
+        for k, lam in zip(table["pairs"], table["lam"])
+    ]
+    losses = [_choice_loss(fit, X, y) for fit in fits]
+    np.testing.assert_allclose(table["val_loss"], losses, rtol=1e-5)
+    best = int(np.argmin(losses))
+    assert table["chosen"].tolist() == [i == best for i in range(4)]
+    assert model.lam_ == pytest.approx(table["lam"][best])
+    np.testing.assert_allclose(model.predict(X), fits[best].predict(X), rtol=1e-6, atol=1e-9)
+
+
+def test_without_the_lever_the_fit_is_pilids():
+    X, y = _data(600)
+    small = {**SMALL, "epochs": 4}
+    lever = with_levers(PiLiDRegressor)(**small).fit(X, y)
+    plain = PiLiDRegressor(**small).fit(X, y)
+    np.testing.assert_array_equal(lever.predict(X), plain.predict(X))
+    assert "lam" not in lever.shape_choice_
