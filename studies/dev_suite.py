@@ -82,6 +82,7 @@ run it table by table (``--tables``), or EBM last (``--models pilid lightgbm`` f
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import logging
 import sys
@@ -91,6 +92,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from filelock import FileLock, Timeout
 from scipy.stats import rankdata
 from tqdm import tqdm
 
@@ -388,6 +390,29 @@ def write_results(path: Path, frame: pd.DataFrame, tables=tuple(SUITE)) -> None:
     )
     frame = frame.sort_values(["_t", "split", "seed_offset", "_m", "budget"], kind="stable")
     write_frame(path, frame.drop(columns=["_t", "_m"])[RUN_COLUMNS])
+
+
+@contextlib.contextmanager
+def sole_writer(path: Path, script: str):
+    """Hold ``<path's folder>/.locks/<its name>.lock`` while a run fits into the CSV ``path``.
+
+    Each run rewrites the file whole from its own copy after every fit, so a second run on the
+    same file would drop the first one's rows: it stops in one line instead, before it reads
+    the file. The operating system drops the lock when its holder ends, even by SIGKILL."""
+    lock_file = path.parent / ".locks" / f"{path.name}.lock"
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(lock_file, thread_local=False)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise SystemExit(
+            f"{script}: another run is fitting into {path}; wait for it to end, or give this "
+            "run another --out"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def write_frame(path: Path, frame: pd.DataFrame) -> None:
@@ -773,7 +798,15 @@ def run_and_summarise(args, load, write, desc: str) -> int:
     ``models``, ``out``, ``summary_only``, optionally ``seed_offsets`` (default: 0 only),
     ``budget_epochs`` and ``quick``) that ``args.out`` lacks, one table in memory at a time
     (``load(name)``), writing the file whole after every fit (``write(path, frame)``); then print
-    the summary of the cells asked for. Shared with ``studies.uci_new_splits``."""
+    the summary of the cells asked for; one run at a time on ``args.out`` (`sole_writer`).
+    Shared with ``studies.uci_new_splits``."""
+    if args.summary_only:
+        return _run_and_summarise(args, load, write, desc)
+    with sole_writer(args.out, desc.replace(" ", "_")):
+        return _run_and_summarise(args, load, write, desc)
+
+
+def _run_and_summarise(args, load, write, desc: str) -> int:
     results = read_runs(args.out)
     budget = getattr(args, "budget_epochs", None)
     quick = getattr(args, "quick", False)

@@ -41,7 +41,10 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
   the chosen one's other 12 (``choice_members=4``);
 - ``glass_lam_choice0.05``, ``glass_ebm_pairs_lam_choice0.05``: glass mode (with the default
   pairs, and with EBM's pair budget) choosing the penalty's weight the same way (Eq. 11's penalty
-  then weighs on the shapes and the pair terms alone).
+  then weighs on the shapes and the pair terms alone);
+- ``hybrid_smooth_auto_lam_choice0.05_choose4``: both choices at once, the roughness penalty's
+  (``smoothness="auto"``) and the penalty weight's (``lam_choice=0.05``): eight candidates, each
+  judged on its first 4 members, then the chosen one's other 12 (44 members trained).
 
 A variant whose parameters name a lever of `studies._levers.estimators.LEVERS` is fitted by
 ``PiLiDLeverRegressor`` / ``PiLiDLeverClassifier``, which compute PiLiD's fits at the levers'
@@ -137,6 +140,11 @@ VARIANTS = {
     "hybrid_lam_choice0.05_choose4": ({"lam_choice": 0.05, "choice_members": 4}, False, False),
     "glass_lam_choice0.05": ({"hidden_layers": None, "lam_choice": 0.05}, False, False),
     "glass_ebm_pairs_lam_choice0.05": ({"hidden_layers": None, "lam_choice": 0.05}, True, False),
+    "hybrid_smooth_auto_lam_choice0.05_choose4": (
+        {"smoothness": "auto", "lam_choice": 0.05, "choice_members": 4},
+        False,
+        False,
+    ),
 }
 #: The commands of the screening (the variants, then ``defaults`` on every cell), written at the
 #: top of the log.
@@ -177,6 +185,8 @@ RUN_COMMANDS = (
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants hybrid_lam_choice0.05_choose4 --tables diamonds hotel_rates chile default "
     "caravan ames slid cps1988 deliveries > /tmp/hybrid_lam_all.out 2>&1 &",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_smooth_auto_lam_choice0.05_choose4 > /tmp/hybrid_both.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
@@ -425,6 +435,14 @@ def main(argv=None) -> int:
         "--write-log", action="store_true", help=f"also write the summary to {LOG.name}"
     )
     args = parser.parse_args(argv)
+    if args.summary_only:
+        return _run(args)
+    with dev_suite.sole_writer(args.out, "hybrid_screen"):  # one run at a time on --out
+        return _run(args)
+
+
+def _run(args) -> int:
+    """`main`'s work: the missing cells fitted into ``args.out``, then the summary."""
     rows = pd.read_csv(args.out) if args.out.is_file() else pd.DataFrame(columns=COLUMNS)
     if not rows.empty and "engine" not in rows:
         rows["engine"] = ENGINE_BEFORE_COLUMN

@@ -756,6 +756,15 @@ def main(argv=None) -> int:
         parser.error(f"--tables {' '.join(wrong)}: a UCI set of the paper; add --uci")
     if uci:
         uci_new_splits.refuse_paper_seeds(parser, args.splits)
+    if args.summary_only or args.defaults_change:
+        return _run(args)
+    with dev_suite.sole_writer(args.out, "lever_study"):  # one run at a time on --out
+        return _run(args)
+
+
+def _run(args) -> int:
+    """`main`'s work: the missing cells fitted into ``args.out``, then the summary."""
+    uci = args.uci
     levers = pd.read_csv(args.out) if args.out.is_file() else pd.DataFrame(columns=COLUMNS)
     levers = levers.reindex(columns=COLUMNS)  # deep_share: NaN in rows from before it was kept
     if args.defaults_change:
