@@ -187,6 +187,10 @@ RUN_COMMANDS = (
     "caravan ames slid cps1988 deliveries > /tmp/hybrid_lam_all.out 2>&1 &",
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants hybrid_smooth_auto_lam_choice0.05_choose4 > /tmp/hybrid_both.out 2>&1 &",
+    "and both choices on the other 9 suite tables, splits 0 and 1:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_smooth_auto_lam_choice0.05_choose4 --tables diamonds hotel_rates chile "
+    "default caravan ames slid cps1988 deliveries > /tmp/hybrid_both_all.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 

@@ -243,6 +243,21 @@ def test_a_peer_on_fewer_cells_is_ranked_with_all_on_the_cells_they_share():
     assert "cells every model has" not in dev_suite.format_summary(full)
 
 
+def test_peers_that_share_no_cell_are_said_to_and_the_summary_still_prints():
+    results = _results()
+    # one peer on split 0 only, another on split 1 only: no (split, seed) cell has all models
+    extra = [
+        (t, split, model, "auc" if t == "c" else "mse", 0.5, 3.0)
+        for t in ("a", "b", "c")
+        for split, model in ((0, "realmlp"), (1, "tabm"))
+    ]
+    results = pd.concat([results, pd.DataFrame(extra, columns=results.columns)], ignore_index=True)
+    summary = dev_suite.summarise(results)
+    assert summary["shared_cells"] == []
+    text = dev_suite.format_summary(summary)
+    assert "mean rank on shared cells: no table has a (split, seed) cell of every model" in text
+
+
 @pytest.mark.slow
 def test_the_script_runs_a_table_and_resumes(tmp_path):
     out = tmp_path / "suite.csv"
