@@ -69,7 +69,9 @@ def test_the_choice_is_the_candidate_of_lower_validation_loss_and_equals_its_own
                 errors.append((pred - y.mean()) / y.std() - standard[row])
         losses.append(np.mean(np.square(errors)))
         if choice["smoothness"] == model.smoothness_:
-            np.testing.assert_allclose(model.predict(X), fit.predict(X), rtol=1e-6)
+            # the candidates train as one ensemble (a roughness weight per trial): the same
+            # fit to float32's rounding, not to the bit
+            np.testing.assert_allclose(model.predict(X), fit.predict(X), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(table["val_loss"], losses, rtol=1e-5)
     assert table["chosen"].tolist() == [losses[0] <= losses[1], losses[1] < losses[0]]
     # 5 pieces cannot follow the step; 40 smooth ones can

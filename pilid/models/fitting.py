@@ -13,6 +13,7 @@ its estimator's fitted attributes (`keep_trial`); then each estimator gathers it
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -24,7 +25,7 @@ from pilid.parallel import torch_threads
 from pilid.train.batched import deep_width, fit_ensemble
 from pilid.train.divergence import lr_advice
 from pilid.train.protocol import Prepared, Trainable, _missing_of
-from pilid.train.spec import TrainedTrial
+from pilid.train.spec import TrainedTrial, TrainSpec
 
 __all__ = ["ON_DIVERGENCE", "fit_batched", "keep_trial"]
 
@@ -104,7 +105,9 @@ def _fit_on(device, ests, Xs, ys, ws) -> list:
 def _fit_units(units: list, device, starts: dict | None = None) -> None:
     """Train `units` ((Trainable, Prepared) pairs) as ensembles (`fit_ensemble`), each trial's
     result kept by its estimator (`keep_trial`): trials stack when their
-    training/validation row counts agree; others form their own groups. The K trials of a
+    training/validation row counts, missing-value columns, deep inputs, weighting and pair
+    terms agree, each with its own roughness and Omega weights (`_group_spec`: the candidates of
+    ``smoothness="auto"`` train together); others form their own groups. The K trials of a
     softmax group (K classes) stay together, in order."""
     groups: dict[tuple, list[int]] = {}
     for i, (est, p) in enumerate(units):
@@ -112,16 +115,28 @@ def _fit_units(units: list, device, starts: dict | None = None) -> None:
         key += (tuple(np.flatnonzero(_missing_of(p)).tolist()),)  # same missing-value columns
         key += (deep_width(p),)  # as many deep inputs (a one-hot feature: one per level)
         key += (p.train_weight is not None, p.weight is not None)  # weighted with weighted
-        cfg = est._train_spec().config  # what the unit trains with, as the estimator says it
-        key += (cfg.smoothness, cfg.lam)  # one weight of each per ensemble
         key += (None if p.pairs is None else len(p.pairs),)  # as many pair terms
         groups.setdefault(key, []).append(i)
     for idx in groups.values():
         ests = [units[i][0] for i in idx]
         preps = [units[i][1] for i in idx]
-        trials = fit_ensemble(ests[0]._train_spec(), preps, device, starts=starts)
+        trials = fit_ensemble(_group_spec(ests), preps, device, starts=starts)
         for est, prep, trial in zip(ests, preps, trials):
             keep_trial(est, trial, prep)
+
+
+def _group_spec(ests: list) -> TrainSpec:
+    """The `TrainSpec` of a group of units: the first one's, with each unit's own roughness and
+    Omega weights (``smoothness``, ``lam``) where they differ (candidates of
+    ``smoothness="auto"`` trained as one ensemble: a weight per trial)."""
+    specs = [est._train_spec() for est in ests]
+    spec = specs[0]
+    weights = {}
+    for key in ("smoothness", "lam"):
+        values = [getattr(s.config, key) for s in specs]
+        if any(v != values[0] for v in values):
+            weights[key] = tuple(float(v) for v in values)
+    return replace(spec, config=replace(spec.config, **weights)) if weights else spec
 
 
 def _fit_chunk(job):

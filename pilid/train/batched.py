@@ -204,6 +204,22 @@ def _unstack(spec: TrainSpec, model: PiLiDEnsemble, t: int, prep: Prepared) -> P
     return out.eval()
 
 
+def trial_weights(value, T: int) -> np.ndarray:
+    """A penalty's weight of ``TrainConfig`` (one, or a tuple of one per trial) as (T,)."""
+    weights = np.asarray(value, dtype=np.float64).reshape(-1)
+    if len(weights) not in (1, T):
+        raise ValueError(f"{len(weights)} penalty weights for {T} trials")
+    return np.broadcast_to(weights, (T,)).copy()
+
+
+def _one_or_each(weights: np.ndarray) -> float | tuple[float, ...]:
+    """One float where every trial has the same weight (the ensemble's one weight), else the
+    tuple of the trials' weights."""
+    if np.all(weights == weights[0]):
+        return float(weights[0])
+    return tuple(float(w) for w in weights)
+
+
 def fit_ensemble(
     spec: TrainSpec,
     preps: list[Prepared],
@@ -224,6 +240,9 @@ def fit_ensemble(
     cfg = replace(
         spec.config, desc=f"{spec.name} x{T}", piece_steps=piece_steps, epoch_rows=EPOCH_ROWS
     )
+    smoothness = trial_weights(cfg.smoothness, T)  # (T,): the trials' roughness weights
+    lam = _one_or_each(trial_weights(cfg.lam, T))
+    cfg = replace(cfg, lam=lam, smoothness=0.0)  # the roughness's weight: set below where on
     data = data.sample_validation(SAMPLE_ROWS, seeds)
     sample = data.stacked(SAMPLE_ROWS, seeds)  # what the once-per-fit work reads
     large = data.shape[1] > SAMPLE_ROWS  # its least squares then matrix-free: linear in rows
@@ -231,9 +250,15 @@ def fit_ensemble(
     if spec.has_additive:
         _check_phi_finite(data, spec.column_names(preps[0].X.shape[1]))
         layout = piece_layout(preps, device)
-        if cfg.smoothness > 0:  # PiLiD's smoothness: the start, training and purification
+        if smoothness.max() > 0:  # PiLiD's smoothness: the start, training and purification
             # many pieces held smooth are a resolution: steps that do not grow with it
-            cfg = replace(cfg, neighbours=neighbour_pieces(preps, *layout))
+            neighbours, weight = neighbour_pieces(preps, *layout), _one_or_each(smoothness)
+            if isinstance(weight, tuple):  # a weight per trial: folded into its neighbours
+                neighbours = neighbours * torch.as_tensor(smoothness, dtype=neighbours.dtype)[
+                    :, None
+                ].to(neighbours.device)
+                weight = 1.0
+            cfg = replace(cfg, neighbours=neighbours, smoothness=weight)
             roughness = difference_penalty(cfg.neighbours, cfg.smoothness)
         additive = _build_additive(spec, preps, sample, layout, roughness, large, starts)
     deep = with_pairs(spec.build_deep(deep_width(preps[0]), seeds), preps)  # `deep_columns`
@@ -247,8 +272,8 @@ def fit_ensemble(
         final, sample.y, result.train_loss, result.n_epochs, spec.task, cfg.classes, sample.w
     )
     retry = []  # the trials to train again with the additive part's steps scaled
-    if roughness is not None and not cfg.piece_steps:
-        retry = [t for t in range(T) if diverged[t] is not None]
+    if roughness is not None and not cfg.piece_steps:  # those held smooth
+        retry = [t for t in range(T) if diverged[t] is not None and smoothness[t] > 0]
     if spec.purify and additive is not None and deep is not None:
         # with smoothness the moved main effects are held as smooth as the shapes
         model.purify_(
@@ -281,6 +306,12 @@ def _train_again(spec, preps, retry: list[int], trials: list, device, starts) ->
     """The trials `retry` (diverged under a roughness penalty) trained again with the additive
     part's steps scaled by its pieces, in place in `trials`; one warning where that rescued
     some (the others keep their divergence's reason)."""
+    config = spec.config
+    weights = {
+        key: _one_or_each(trial_weights(getattr(config, key), len(preps))[retry])
+        for key in ("smoothness", "lam")
+    }
+    spec = replace(spec, config=replace(config, **weights))  # the retried trials' own weights
     again = fit_ensemble(spec, [preps[t] for t in retry], device, True, starts)
     for t, trial in zip(retry, again):
         trials[t] = trial

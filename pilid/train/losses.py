@@ -71,3 +71,8 @@ def task_loss(out: torch.Tensor, y: torch.Tensor, task: str, classes: int = 1) -
 def l1_penalty(params: Sequence[torch.Tensor]) -> torch.Tensor:
     """Omega_1 per trial: sum of |p| over the parameters' trial slices, shape (T,)."""
     return sum(p.abs().flatten(1).sum(1) for p in params)
+
+
+def l2_penalty(params: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Omega_2 per trial: sum of p^2 over the parameters' trial slices, shape (T,)."""
+    return sum(p.square().flatten(1).sum(1) for p in params)

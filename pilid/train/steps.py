@@ -28,7 +28,7 @@ from torch import nn
 
 from pilid.train.compaction import all_trials
 from pilid.train.ensemble_data import EnsembleData
-from pilid.train.losses import l1_penalty, task_loss
+from pilid.train.losses import l1_penalty, l2_penalty, task_loss
 
 #: A batch whose sample weights are all 0 gets loss 0 (no division by 0).
 TINY = 1e-30
@@ -152,6 +152,10 @@ class Run:
     compactable: bool
     flat: Flat
     whole: tuple | None = None
+    #: Eq. (11)'s lambda per trial (T,) where the trials' weights differ (None: ``cfg.lam``,
+    #: L2 as the optimiser's weight decay), and the parameters its L2 term then covers.
+    lam_trials: torch.Tensor | None = None
+    l2_params: list[nn.Parameter] = field(default_factory=list)
 
     @property
     def device(self) -> torch.device:
@@ -285,8 +289,11 @@ def batch_loss(run: Run, settings: EpochSettings, pos: torch.Tensor, idx: torch.
         lb = task_loss(out, yb, cfg.task, cfg.classes)
         task = (lb * wb).sum(1) / wb.sum(1).clamp_min(TINY)
     loss = task if cfg.classes == 1 else task / cfg.classes  # a group's loss once
+    lam = cfg.lam if run.lam_trials is None else run.lam_trials
     if run.l1_params:
-        loss = loss + cfg.lam * l1_penalty(run.l1_params)
+        loss = loss + lam * l1_penalty(run.l1_params)
+    if run.l2_params:  # a weight per trial: lam_t * sum p^2, the weight decay's gradient
+        loss = loss + lam * l2_penalty(run.l2_params)
     if run.smooth:
         loss = loss + cfg.smoothness * model.additive.roughness(cfg.neighbours)
     extra = None

@@ -101,7 +101,9 @@ class TrainConfig:
     batch_size: int = 256
     patience: int | None = 10
     reg: str = "l2"
-    lam: float = 0.0
+    #: Eq. (11)'s lambda: one weight, or one per trial (candidates of a choice trained as one
+    #: ensemble, `pilid.models.fitting`): Omega then enters each trial's loss at its weight.
+    lam: float | tuple[float, ...] = 0.0
     regularized: Callable[[str], bool] = Regularized()
     extra_loss: Callable | None = None
     verbose: bool = False
@@ -110,8 +112,9 @@ class TrainConfig:
     classes: int = 1
     #: Weight of the shapes' second-difference roughness added to every step's loss (beyond
     #: the paper; `pilid.nn.additive.AdditiveEnsemble.roughness`) and its (T, P - 1) mask of
-    #: neighbouring pieces; 0 or None: no such term.
-    smoothness: float = 0.0
+    #: neighbouring pieces; 0 or None: no such term. One weight per trial (a tuple) is folded
+    #: into ``neighbours`` by `pilid.train.batched.fit_ensemble` (the weight then 1).
+    smoothness: float | tuple[float, ...] = 0.0
     neighbours: torch.Tensor | None = None
     #: Scale the additive part's steps by its pieces (`piece_step_scales`; beyond the paper):
     #: set for the trials with a roughness penalty whose training with Algorithm 1's steps
@@ -140,7 +143,8 @@ class TrainResult:
 
 
 def _make_optimizer(params_reg, params_free, cfg: TrainConfig, device: torch.device):
-    wd = 2.0 * cfg.lam if cfg.reg == "l2" else 0.0  # grad of lam * p^2 is 2 lam p
+    # grad of lam * p^2 is 2 lam p; a weight per trial enters the loss instead (`Run.lam_trials`)
+    wd = 2.0 * cfg.lam if cfg.reg == "l2" and not isinstance(cfg.lam, tuple) else 0.0
     groups = [
         g
         for g in (
@@ -220,7 +224,9 @@ def _set_up(model: nn.Module, data: EnsembleData, phases: list[Phase], cfg: Trai
     T, n = data.shape
     named = list(model.named_parameters())
     params = [p for _, p in named]
-    reg = [p for name, p in named if cfg.lam > 0 and cfg.regularized(name)]
+    per_trial = isinstance(cfg.lam, tuple)  # one weight per trial: in the loss (`batch_loss`)
+    lam_any = max(cfg.lam) > 0 if per_trial else cfg.lam > 0
+    reg = [p for name, p in named if lam_any and cfg.regularized(name)]
     reg_ids = {id(p) for p in reg}
     free = [p for p in params if id(p) not in reg_ids]
     piece_scaled = []  # (parameter, its step scale): `piece_step_scales`
@@ -234,7 +240,9 @@ def _set_up(model: nn.Module, data: EnsembleData, phases: list[Phase], cfg: Trai
         cfg=cfg,
         opt=_make_optimizer(reg, free, cfg, data.x.device),
         params=params,
-        l1_params=reg if (cfg.reg == "l1" and cfg.lam > 0) else [],
+        l1_params=reg if (cfg.reg == "l1" and lam_any) else [],
+        l2_params=reg if (cfg.reg == "l2" and per_trial and lam_any) else [],
+        lam_trials=torch.tensor(cfg.lam, device=data.x.device) if per_trial else None,
         smooth=cfg.smoothness > 0 and cfg.neighbours is not None and model.additive is not None,
         piece_scaled=piece_scaled,
         frozen_params={name: p for name, p in named if any(name.startswith(f) for f in frozen)},
@@ -302,6 +310,8 @@ def _compact(run: Run, trials: Trials) -> None:
     run.flat = flatten(run.data)
     if run.smooth:
         run.cfg = replace(run.cfg, neighbours=run.cfg.neighbours[keep])
+    if run.lam_trials is not None:
+        run.lam_trials = run.lam_trials[keep]
     run.piece_scaled = [(p, scale[keep]) for p, scale in run.piece_scaled]
 
 
