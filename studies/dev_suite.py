@@ -27,6 +27,10 @@ and, only when ``--models`` names it, a candidate for the next library default
 - ``pilid_glass``: the glass mode as the library has it, the library defaults without the deep
   part (``hidden_layers=None``: the shapes and the pair terms alone, so the model is its
   exported table); its goal is to beat EBM, and its own defaults are still to be chosen;
+- ``pilid_smooth_lam4``: the library defaults choosing both penalties by inner validation, the
+  roughness penalty's (``smoothness="auto"``) and Omega's weight (the studies' lever
+  ``lam_choice=0.05``: the rule's and a twentieth of it): eight candidates, each judged on its
+  first 4 bag members, then the chosen one's bag completed (``choice_members=4``);
 
 each on one thread (`THREADS`: ``n_jobs=1`` / ``n_threads=1``, which changes the time, not the
 model) and the neural peers on the CPU,
@@ -115,6 +119,7 @@ MODELS = ("pilid", "ebm", "lightgbm", "realmlp", "tabm")
 CANDIDATES = {
     "pilid_smooth_auto4": {"smoothness": "auto", "choice_members": 4},
     "pilid_glass": {"hidden_layers": None},
+    "pilid_smooth_lam4": {"smoothness": "auto", "lam_choice": 0.05, "choice_members": 4},
 }
 #: The models of PiLiD's engine, whose rows name its version (``engine``).
 ENGINE_MODELS = ("pilid", *CANDIDATES)
@@ -123,6 +128,7 @@ LABELS = {
     "pilid": "PiLiD",
     "pilid_smooth_auto4": "PiLiD smooth=auto/4",
     "pilid_glass": "PiLiD glass",
+    "pilid_smooth_lam4": "PiLiD smooth+lam/4",
     "ebm": "EBM",
     "lightgbm": "LightGBM",
     "realmlp": "RealMLP",
@@ -154,6 +160,7 @@ THREADS = {
     "pilid": {},
     "pilid_smooth_auto4": {},
     "pilid_glass": {},
+    "pilid_smooth_lam4": {},
     "ebm": {"n_jobs": 1},
     "lightgbm": {"n_jobs": 1},
     "realmlp": {"n_threads": 1, "device": "cpu"},
@@ -164,6 +171,7 @@ QUICK = {
     "pilid": {"epochs": 2, "n_bags": 2},
     "pilid_smooth_auto4": {"epochs": 2, "n_bags": 8},
     "pilid_glass": {"epochs": 2, "n_bags": 2},
+    "pilid_smooth_lam4": {"epochs": 2, "n_bags": 8},
     "ebm": {"outer_bags": 1, "max_rounds": 20, "interactions": 0},
     "lightgbm": {"n_estimators": 5},
     "realmlp": {"n_epochs": 2},
