@@ -13,20 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _choice import choice_loss, pair_data  # tests/_choice.py
 
 import pilid.models.fitting as fitting
 from pilid import PiLiDClassifier, PiLiDRegressor
-from pilid.train.validation import holdout_split
 from studies._levers import with_levers
 
 SMALL = dict(hidden_layers=(8,), n_bags=5, random_state=0, device="cpu", epochs=12, pairs="auto")
-
-
-def _data(n, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-2, 2, size=(n, 4))
-    y = np.sin(X[:, 0]) + 1.5 * X[:, 1] * X[:, 2] + 0.3 * X[:, 3] + rng.normal(0, 0.3, n)
-    return X, y
 
 
 def _trained(monkeypatch) -> list[int]:
@@ -42,32 +35,23 @@ def _trained(monkeypatch) -> list[int]:
     return sizes
 
 
-def _first_members_loss(model, pairs, X, y, first):
+def _first_members_loss(pairs, X, y, first):
     """A bag of the candidate's first members, fitted alone, scored as the choice scores."""
     fit = PiLiDRegressor(**{**SMALL, "pairs": pairs, "n_bags": first}).fit(X, y)
-    train, val = holdout_split(y, 0, model.val_fraction, stratified=False)
-    mean, scale = y.mean(), y.std()
-    standard = (y - mean) / scale
-    errors = [(fit.predict(X[val]) - mean) / scale - standard[val]]
-    preds = np.stack([m.predict(X[train]) for m in fit.estimators_])
-    missed = np.stack([~np.isin(train, rows) for rows in fit.bag_rows_])
-    some = missed.any(0)
-    oob = (preds * missed).sum(0)[some] / missed.sum(0)[some]
-    errors.append((oob - mean) / scale - standard[train][some])
-    return float(np.mean(np.square(np.concatenate(errors)))), fit
+    return choice_loss(fit, X, y), fit
 
 
 def test_the_candidates_choose_on_their_first_members_and_the_chosen_one_trains_the_rest(
     monkeypatch,
 ):
-    X, y = _data(1200)
+    X, y = pair_data(1200)
     sizes = _trained(monkeypatch)
     model = with_levers(PiLiDRegressor)(**SMALL, choice_members=2).fit(X, y)
     table = model.shape_choice_
     assert table["pairs"].tolist()[0] == 0 and table["pairs"].tolist()[1] > 0
     assert sizes == [2, 2, 3]  # each candidate's first 2 members, then the chosen one's other 3
 
-    first = [_first_members_loss(model, k, X, y, 2) for k in table["pairs"]]
+    first = [_first_members_loss(k, X, y, 2) for k in table["pairs"]]
     np.testing.assert_allclose(table["val_loss"], [loss for loss, _ in first], rtol=1e-5)
     best = int(np.argmin([loss for loss, _ in first]))
     assert table["chosen"].tolist() == [best == 0, best == 1]
@@ -86,7 +70,7 @@ def test_the_candidates_choose_on_their_first_members_and_the_chosen_one_trains_
 
 
 def test_without_the_lever_or_with_as_many_members_the_fit_is_the_defaults(monkeypatch):
-    X, y = _data(600, seed=1)
+    X, y = pair_data(600, seed=1)
     sizes = _trained(monkeypatch)
     plain = PiLiDRegressor(**SMALL).fit(X, y)
     assert sizes == [5, 5]  # both candidates' whole bags
@@ -102,6 +86,6 @@ def test_without_the_lever_or_with_as_many_members_the_fit_is_the_defaults(monke
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, "4"])
 def test_a_bad_number_of_first_members_gets_one_line(bad):
-    X, y = _data(200, seed=2)
+    X, y = pair_data(200, seed=2)
     with pytest.raises(ValueError, match="choice_members"):
         with_levers(PiLiDRegressor)(**SMALL, choice_members=bad).fit(X, y)

@@ -12,41 +12,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _choice import choice_loss, pair_data  # tests/_choice.py
 
 import pilid.models.fitting as fitting
 from pilid import PiLiDRegressor
-from pilid.train.validation import holdout_split
 from studies._levers import with_levers
 
 SMALL = dict(hidden_layers=(8,), n_bags=3, random_state=0, device="cpu", epochs=12, pairs="auto")
 
 
-def _data(n, seed=0):
-    rng = np.random.default_rng(seed)
-    X = rng.uniform(-2, 2, size=(n, 4))
-    y = np.sin(X[:, 0]) + 1.5 * X[:, 1] * X[:, 2] + 0.3 * X[:, 3] + rng.normal(0, 0.3, n)
-    return X, y
-
-
-def _choice_loss(fit, X, y):
-    """The loss the choice reads, recomputed from a fitted bag: the standardised target's mean
-    squared error on the held-out rows (whole bag) and on each training row out of bag."""
-    train, val = holdout_split(y, 0, fit.val_fraction, stratified=False)
-    mean, scale = y.mean(), y.std()
-    standard = (y - mean) / scale
-    errors = [(fit.predict(X[val]) - mean) / scale - standard[val]]
-    preds = np.stack([m.predict(X[train]) for m in fit.estimators_])
-    missed = np.stack([~np.isin(train, rows) for rows in fit.bag_rows_])
-    some = missed.any(0)
-    oob = (preds * missed).sum(0)[some] / missed.sum(0)[some]
-    errors.append((oob - mean) / scale - standard[train][some])
-    return float(np.mean(np.square(np.concatenate(errors))))
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("reg", ["l2", "l1"])
 def test_the_four_candidates_are_their_own_fits_and_the_best_is_kept(reg, monkeypatch):
-    X, y = _data(1200)
+    X, y = pair_data(1200)
     small = {**SMALL, "reg": reg}
     rule = PiLiDRegressor(**small).fit(X, y).lam_
     sizes = []  # the ensembles the engine trains: a weight of Omega per trial, not per ensemble
@@ -68,7 +46,7 @@ def test_the_four_candidates_are_their_own_fits_and_the_best_is_kept(reg, monkey
         PiLiDRegressor(**{**small, "pairs": int(k), "lam": float(lam)}).fit(X, y)
         for k, lam in zip(table["pairs"], table["lam"])
     ]
-    losses = [_choice_loss(fit, X, y) for fit in fits]
+    losses = [choice_loss(fit, X, y) for fit in fits]
     np.testing.assert_allclose(table["val_loss"], losses, rtol=1e-5)
     best = int(np.argmin(losses))
     assert table["chosen"].tolist() == [i == best for i in range(4)]
@@ -79,7 +57,7 @@ def test_the_four_candidates_are_their_own_fits_and_the_best_is_kept(reg, monkey
 
 
 def test_without_the_lever_the_fit_is_pilids():
-    X, y = _data(600)
+    X, y = pair_data(600)
     small = {**SMALL, "epochs": 4}
     lever = with_levers(PiLiDRegressor)(**small).fit(X, y)
     plain = PiLiDRegressor(**small).fit(X, y)
