@@ -63,3 +63,40 @@ def test_without_the_lever_the_fit_is_pilids():
     plain = PiLiDRegressor(**small).fit(X, y)
     np.testing.assert_array_equal(lever.predict(X), plain.predict(X))
     assert "lam" not in lever.shape_choice_
+
+
+def test_a_diverged_trial_trains_again_with_its_own_weights(monkeypatch):
+    """Only trials held smooth train again (with the additive part's steps scaled by its
+    pieces), each at its own roughness and Omega weights, not the ensemble's first ones."""
+    import pilid.train.batched as batched
+    from pilid.errors import TrainingDivergedWarning
+
+    X, y = pair_data(600)
+    seen = []  # (the ensemble's weights, which trials diverged), then the retries' weights
+    reasons = batched.divergence_reasons
+
+    def one_diverged(*args, **kwargs):
+        out = list(reasons(*args, **kwargs))
+        if len(seen) == 1:  # the first ensemble (its call is seen): every trial said to diverge
+            out = ["said to diverge"] * len(out)
+        return out
+
+    fit_ensemble = batched.fit_ensemble
+
+    def spying(spec, preps, device, piece_steps=False, starts=None):
+        seen.append((spec.config.smoothness, spec.config.lam, len(preps), piece_steps))
+        return fit_ensemble(spec, preps, device, piece_steps, starts)
+
+    monkeypatch.setattr(batched, "divergence_reasons", one_diverged)
+    monkeypatch.setattr(batched, "fit_ensemble", spying)
+    monkeypatch.setattr(fitting, "fit_ensemble", spying)
+    small = {**SMALL, "n_bags": 2, "epochs": 3, "pairs": 0, "smoothness": "auto"}
+    with pytest.warns(TrainingDivergedWarning):  # rescued by the second training
+        with_levers(PiLiDRegressor)(**small, lam_choice=0.05).fit(X, y)
+    (smooth, lam, size, _), (again_smooth, again_lam, again_size, again_steps) = seen[:2]
+    # the first ensemble: 2 roughness weights x 2 Omega weights x 2 members
+    assert size == 8 and len(set(smooth)) == 2 and len(set(lam)) == 2
+    held = [t for t in range(size) if smooth[t] > 0]
+    assert again_steps and again_size == len(held)
+    assert again_smooth == pytest.approx(smooth[held[0]])  # one weight: all held alike
+    assert again_lam == tuple(lam[t] for t in held)
