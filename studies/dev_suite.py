@@ -31,6 +31,9 @@ and, only when ``--models`` names it, a candidate for the next library default
   roughness penalty's (``smoothness="auto"``) and Omega's weight (the studies' lever
   ``lam_choice=0.05``: the rule's and a twentieth of it): eight candidates, each judged on its
   first 4 bag members, then the chosen one's bag completed (``choice_members=4``);
+- ``pilid_smooth_auto``: the library defaults with ``smoothness="auto"`` (a parameter of the
+  library, no lever), its four candidates each trained as a whole bag (since engine 3 as two
+  ensembles, one per number of pair terms, where engine 2 trained four);
 
 each on one thread (`THREADS`: ``n_jobs=1`` / ``n_threads=1``, which changes the time, not the
 model) and the neural peers on the CPU,
@@ -120,6 +123,7 @@ CANDIDATES = {
     "pilid_smooth_auto4": {"smoothness": "auto", "choice_members": 4},
     "pilid_glass": {"hidden_layers": None},
     "pilid_smooth_lam4": {"smoothness": "auto", "lam_choice": 0.05, "choice_members": 4},
+    "pilid_smooth_auto": {"smoothness": "auto"},
 }
 #: The models of PiLiD's engine, whose rows name its version (``engine``).
 ENGINE_MODELS = ("pilid", *CANDIDATES)
@@ -129,6 +133,7 @@ LABELS = {
     "pilid_smooth_auto4": "PiLiD smooth=auto/4",
     "pilid_glass": "PiLiD glass",
     "pilid_smooth_lam4": "PiLiD smooth+lam/4",
+    "pilid_smooth_auto": "PiLiD smooth=auto",
     "ebm": "EBM",
     "lightgbm": "LightGBM",
     "realmlp": "RealMLP",
@@ -161,6 +166,7 @@ THREADS = {
     "pilid_smooth_auto4": {},
     "pilid_glass": {},
     "pilid_smooth_lam4": {},
+    "pilid_smooth_auto": {},
     "ebm": {"n_jobs": 1},
     "lightgbm": {"n_jobs": 1},
     "realmlp": {"n_threads": 1, "device": "cpu"},
@@ -172,6 +178,7 @@ QUICK = {
     "pilid_smooth_auto4": {"epochs": 2, "n_bags": 8},
     "pilid_glass": {"epochs": 2, "n_bags": 2},
     "pilid_smooth_lam4": {"epochs": 2, "n_bags": 8},
+    "pilid_smooth_auto": {"epochs": 2, "n_bags": 2},
     "ebm": {"outer_bags": 1, "max_rounds": 20, "interactions": 0},
     "lightgbm": {"n_estimators": 5},
     "realmlp": {"n_epochs": 2},
