@@ -162,11 +162,7 @@ RUN_COLUMNS = [*COLUMNS, "seed_offset", "budget", "deep_share", "engine"]
 #: took 36-57 s instead of 0.12 s for Caravan on the 2-core machine; pytabkit takes every
 #: physical core and a GPU when it sees one). Not a model setting.
 THREADS = {
-    "pilid": {},
-    "pilid_smooth_auto4": {},
-    "pilid_glass": {},
-    "pilid_smooth_lam4": {},
-    "pilid_smooth_auto": {},
+    "pilid": {},  # and the candidates: PiLiD's torch follows OMP_NUM_THREADS (`make_model`)
     "ebm": {"n_jobs": 1},
     "lightgbm": {"n_jobs": 1},
     "realmlp": {"n_threads": 1, "device": "cpu"},
@@ -417,12 +413,16 @@ def write_results(path: Path, frame: pd.DataFrame, tables=tuple(SUITE)) -> None:
 
 
 @contextlib.contextmanager
-def sole_writer(path: Path, script: str):
-    """Hold ``<path's folder>/.locks/<its name>.lock`` while a run fits into the CSV ``path``.
+def sole_writer(path: Path, script: str, fits: bool = True):
+    """Hold ``<path's folder>/.locks/<its name>.lock`` while a run fits into the CSV ``path``
+    (``fits``; a run that only reads it, ``--summary-only``, holds nothing).
 
     Each run rewrites the file whole from its own copy after every fit, so a second run on the
     same file would drop the first one's rows: it stops in one line instead, before it reads
     the file. The operating system drops the lock when its holder ends, even by SIGKILL."""
+    if not fits:
+        yield
+        return
     lock_file = path.parent / ".locks" / f"{path.name}.lock"
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(lock_file, thread_local=False)
@@ -826,9 +826,7 @@ def run_and_summarise(args, load, write, desc: str) -> int:
     (``load(name)``), writing the file whole after every fit (``write(path, frame)``); then print
     the summary of the cells asked for; one run at a time on ``args.out`` (`sole_writer`).
     Shared with ``studies.uci_new_splits``."""
-    if args.summary_only:
-        return _run_and_summarise(args, load, write, desc)
-    with sole_writer(args.out, desc.replace(" ", "_")):
+    with sole_writer(args.out, desc.replace(" ", "_"), fits=not args.summary_only):
         return _run_and_summarise(args, load, write, desc)
 
 

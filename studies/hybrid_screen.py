@@ -439,10 +439,8 @@ def main(argv=None) -> int:
         "--write-log", action="store_true", help=f"also write the summary to {LOG.name}"
     )
     args = parser.parse_args(argv)
-    if args.summary_only:
-        return _run(args)
-    with dev_suite.sole_writer(args.out, "hybrid_screen"):  # one run at a time on --out
-        return _run(args)
+    with dev_suite.sole_writer(args.out, "hybrid_screen", fits=not args.summary_only):
+        return _run(args)  # one run at a time fits into --out
 
 
 def _run(args) -> int:

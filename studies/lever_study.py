@@ -756,10 +756,9 @@ def main(argv=None) -> int:
         parser.error(f"--tables {' '.join(wrong)}: a UCI set of the paper; add --uci")
     if uci:
         uci_new_splits.refuse_paper_seeds(parser, args.splits)
-    if args.summary_only or args.defaults_change:
-        return _run(args)
-    with dev_suite.sole_writer(args.out, "lever_study"):  # one run at a time on --out
-        return _run(args)
+    fits = not (args.summary_only or args.defaults_change)
+    with dev_suite.sole_writer(args.out, "lever_study", fits=fits):
+        return _run(args)  # one run at a time fits into --out
 
 
 def _run(args) -> int:

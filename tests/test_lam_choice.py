@@ -72,7 +72,7 @@ def test_a_diverged_trial_trains_again_with_its_own_weights(monkeypatch):
     from pilid.errors import TrainingDivergedWarning
 
     X, y = pair_data(600)
-    seen = []  # (the ensemble's weights, which trials diverged), then the retries' weights
+    seen = []  # per ensemble trained: its roughness and Omega weights, trials, piece steps
     reasons = batched.divergence_reasons
 
     def one_diverged(*args, **kwargs):

@@ -254,10 +254,8 @@ def fit_ensemble(
             # many pieces held smooth are a resolution: steps that do not grow with it
             neighbours, weight = neighbour_pieces(preps, *layout), _one_or_each(smoothness)
             if isinstance(weight, tuple):  # a weight per trial: folded into its neighbours
-                neighbours = neighbours * torch.as_tensor(smoothness, dtype=neighbours.dtype)[
-                    :, None
-                ].to(neighbours.device)
-                weight = 1.0
+                scale = torch.as_tensor(smoothness, dtype=neighbours.dtype).to(neighbours.device)
+                neighbours, weight = neighbours * scale[:, None], 1.0
             cfg = replace(cfg, neighbours=neighbours, smoothness=weight)
             roughness = difference_penalty(cfg.neighbours, cfg.smoothness)
         additive = _build_additive(spec, preps, sample, layout, roughness, large, starts)
