@@ -44,7 +44,22 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
   then weighs on the shapes and the pair terms alone);
 - ``hybrid_smooth_auto_lam_choice0.05_choose4``: both choices at once, the roughness penalty's
   (``smoothness="auto"``) and the penalty weight's (``lam_choice=0.05``): eight candidates, each
-  judged on its first 4 members, then the chosen one's other 12 (44 members trained).
+  judged on its first 4 members, then the chosen one's other 12 (44 members trained);
+- ``hybrid_additive_first``: the library defaults trained in two phases, the additive part
+  alone first (the MLP held at its zero output), then jointly from there, the joint weights
+  kept only where they beat the first phase's validation loss (the studies' lever
+  ``schedule="additive_first"``);
+- ``hybrid_dropout0.1``: the library defaults with dropout 0.1 after each of the MLP's hidden
+  layers, as TabM trains (``deep_dropout=0.1``);
+- ``hybrid_embed16``: the library defaults, the MLP reading TabM's piecewise-linear embeddings
+  (16 numbers per feature) of Phi instead of the standardised columns (``deep_embedding=16``,
+  `studies._levers.deep_embedding`);
+- ``glass_from_hybrid``, ``glass_from_hybrid_ebm_pairs``: a glass mode trained as the hybrid
+  is: the library defaults (without and with EBM's pair budget) train with their MLP, which is
+  then dropped, its main effects kept in the shapes (the studies' lever ``keep="glass"``,
+  `studies._levers.glass_part`): the model is its table, the MLP served only in training;
+- ``hybrid_tabm_256x3``: TabM's deep part on this CPU's budget: the embeddings, dropout 0.1 and
+  three hidden layers of 256 (TabM's are 512 wide), each of the bag's 16 members its own MLP.
 
 A variant whose parameters name a lever of `studies._levers.estimators.LEVERS` is fitted by
 ``PiLiDLeverRegressor`` / ``PiLiDLeverClassifier``, which compute PiLiD's fits at the levers'
@@ -145,6 +160,16 @@ VARIANTS = {
         False,
         False,
     ),
+    "hybrid_additive_first": ({"schedule": "additive_first"}, False, False),
+    "hybrid_dropout0.1": ({"deep_dropout": 0.1}, False, False),
+    "hybrid_embed16": ({"deep_embedding": 16}, False, False),
+    "glass_from_hybrid": ({"keep": "glass"}, False, False),
+    "glass_from_hybrid_ebm_pairs": ({"keep": "glass"}, True, False),
+    "hybrid_tabm_256x3": (
+        {"deep_embedding": 16, "deep_dropout": 0.1, "hidden_layers": (256, 256, 256)},
+        False,
+        False,
+    ),
 }
 #: The commands of the screening (the variants, then ``defaults`` on every cell), written at the
 #: top of the log.
@@ -191,6 +216,13 @@ RUN_COMMANDS = (
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants hybrid_smooth_auto_lam_choice0.05_choose4 --tables diamonds hotel_rates chile "
     "default caravan ames slid cps1988 deliveries > /tmp/hybrid_both_all.out 2>&1 &",
+    "then the deep part built as TabM's and the schedule, on the screening subset:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_additive_first hybrid_dropout0.1 hybrid_embed16 hybrid_tabm_256x3 "
+    "> /tmp/hybrid_deep.out 2>&1 &",
+    "then the glass part of the trained hybrid, on the screening subset:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants glass_from_hybrid glass_from_hybrid_ebm_pairs > /tmp/glass_hybrid.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 

@@ -32,6 +32,9 @@ NAMES = [
     "min_frequency",
     "choice_members",
     "lam_choice",
+    "deep_embedding",
+    "deep_dropout",
+    "keep",
 ]
 
 

@@ -18,6 +18,11 @@ hands on to PiLiD's own where the lever is neutral.
   (`studies._levers.bags`).
 * ``lam_choice``: `_members` adds the candidates of ``pairs="auto"`` / ``smoothness="auto"`` at
   a second weight of Eq. 11's penalty, and the choice takes the better (`_lam_candidates`).
+* ``deep_embedding`` and ``deep_dropout``: `_members` hands each unit its Phi's layout and
+  `_deep_builder` gives it TabM's deep part, piecewise-linear embeddings and dropout
+  (`studies._levers.deep_embedding`).
+* ``keep="glass"``: `_finalize` drops each member's MLP after training, its main effects kept
+  in the shapes (`studies._levers.glass_part`).
 * ``deep_ensemble="shared"``: `_members` marks a bag's members, `_deep_builder` gives them
   BatchEnsemble's MLP and `_finalize` folds it into each member's plain MLP
   (`studies._levers.shared_mlp`).
@@ -38,6 +43,8 @@ from pilid.models.params import is_whole, sklearn_constraints
 from pilid.train import Phase
 from pilid.train.encoding import quantile_bins
 from studies._levers import bags
+from studies._levers.deep_embedding import EmbeddedBuilder
+from studies._levers.glass_part import keep_glass_part_
 from studies._levers.shared_mlp import SHARED_BAG, SharedBuilder, fold_module
 
 __all__ = ["LEVERS", "PiLiDLeverClassifier", "PiLiDLeverRegressor", "with_levers"]
@@ -101,6 +108,27 @@ LEVERS: tuple[hp.Hyperparameter, ...] = (
         where="none",
         doc="the candidates also at lam_ times this (None: only at lam_), chosen as they are",
     ),
+    hp.Hyperparameter(
+        name="deep_embedding",
+        default=None,
+        constraint=(hp.Integers(1), None),
+        where="none",
+        doc="the MLP reads d-number piecewise-linear embeddings of Phi, TabM's (None: x)",
+    ),
+    hp.Hyperparameter(
+        name="deep_dropout",
+        default=None,
+        constraint=(hp.Reals(0, 1, "left"), None),
+        where="none",
+        doc="dropout after each of the MLP's hidden layers in training (None: none)",
+    ),
+    hp.Hyperparameter(
+        name="keep",
+        default="hybrid",
+        constraint=(hp.OneOf(("hybrid", "glass")),),
+        where="none",
+        doc="'glass': the MLP trains with the shapes and is dropped, its main effects kept",
+    ),
 )
 _LEVER = hp.defaults(LEVERS)
 _PILID = hp.defaults(hp.PILID)
@@ -149,6 +177,9 @@ class _Levers:
         min_frequency=_LEVER["min_frequency"],
         choice_members=_LEVER["choice_members"],
         lam_choice=_LEVER["lam_choice"],
+        deep_embedding=_LEVER["deep_embedding"],
+        deep_dropout=_LEVER["deep_dropout"],
+        keep=_LEVER["keep"],
     ):
         super().__init__(
             gamma=gamma,
@@ -184,6 +215,9 @@ class _Levers:
         self.min_frequency = min_frequency
         self.choice_members = choice_members
         self.lam_choice = lam_choice
+        self.deep_embedding = deep_embedding
+        self.deep_dropout = deep_dropout
+        self.keep = keep
 
     # -- schedule, lr_decay ----------------------------------------------------------------------
     def _phases(self) -> list[Phase]:
@@ -244,7 +278,7 @@ class _Levers:
         """PiLiD's members, with ``bag_validation="own"`` a bag's from `bags.bag_members`;
         with ``choice_members`` each candidate's first members (`bags.split_first_members`);
         with ``deep_ensemble="shared"`` a bag's members carry their bag's seeds
-        (`SHARED_BAG`)."""
+        (`SHARED_BAG`); with `_embedded`, each unit its data's Phi layout (``_deep_knots``)."""
         own_bag = (
             bags.owns_validation(self)
             and int(self.n_bags) > 1
@@ -264,7 +298,24 @@ class _Levers:
             seeds = tuple(m.seed_ for m in members)
             for member in members:
                 setattr(member, SHARED_BAG, seeds)
+        if self._embedded():
+            for est, data in units:
+                est._deep_knots = data.knots
         return units
+
+    # -- deep_embedding, deep_dropout ------------------------------------------------------------
+    def _embedded(self) -> bool:
+        """Does a lever change the deep part's build (``deep_embedding``, ``deep_dropout``)?
+        The embeddings read every feature's Phi, so they take no monotone constraint (the
+        deep part must not see a constrained feature)."""
+        if self.hidden_layers is None:
+            return False
+        if self.deep_embedding is not None and self.monotone_constraints is not None:
+            raise ValueError(
+                "deep_embedding reads every feature, and monotone_constraints needs the deep "
+                "part blind to the constrained ones; set deep_embedding=None to use them"
+            )
+        return self.deep_embedding is not None or bool(self.deep_dropout)
 
     # -- lam_choice ------------------------------------------------------------------------------
     def _lam_candidates(self, prep, units: list) -> list:
@@ -303,11 +354,24 @@ class _Levers:
     def _more_members(self) -> list:
         """Once the candidates' first members chose (``choice_members``), the chosen
         candidate's other members; else PiLiD's."""
-        return self.__dict__.pop("_rest_of_chosen", None) or super()._more_members()
+        units = self.__dict__.pop("_rest_of_chosen", None) or super()._more_members()
+        if units and self._embedded():
+            for est, data in units:
+                est._deep_knots = data.knots
+        return units
 
     def _deep_builder(self):
-        """With ``deep_ensemble="shared"``, the builder of BatchEnsemble's MLP for a bag's
+        """With ``deep_embedding`` / ``deep_dropout``, TabM's deep part (`EmbeddedBuilder`);
+        with ``deep_ensemble="shared"``, the builder of BatchEnsemble's MLP for a bag's
         members (`SharedBuilder`); else PiLiD's."""
+        if self._embedded():
+            return EmbeddedBuilder(
+                self.hidden_layers,
+                self.sigma,
+                self.__dict__.get("_deep_knots"),
+                self.deep_embedding,
+                float(self.deep_dropout or 0.0),
+            )
         if self.deep_ensemble != "shared" or self.hidden_layers is None:
             return super()._deep_builder()
         bag = getattr(self, SHARED_BAG, None)
@@ -315,8 +379,11 @@ class _Levers:
         return SharedBuilder(self.hidden_layers, self.sigma, bag, classes)
 
     def _finalize(self, prep) -> None:
-        """A shared MLP folded into the member's plain MLP (`fold_module`), then PiLiD's."""
+        """A shared MLP folded into the member's plain MLP (`fold_module`); with
+        ``keep="glass"`` the MLP dropped (`keep_glass_part_`); then PiLiD's."""
         fold_module(self.module_)
+        if self.keep == "glass" and self.module_ is not None:
+            keep_glass_part_(self.module_, prep)
         super()._finalize(prep)
 
 
