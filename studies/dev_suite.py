@@ -34,6 +34,9 @@ and, only when ``--models`` names it, a candidate for the next library default
 - ``pilid_smooth_auto``: the library defaults with ``smoothness="auto"`` (a parameter of the
   library, no lever), its four candidates each trained as a whole bag (since engine 3 as two
   ensembles, one per number of pair terms, where engine 2 trained four);
+- ``pilid_glass_hybrid``: a glass mode trained as the hybrid is: the library defaults train with
+  their MLP, which is then dropped with its main effects kept in the shapes (the studies' lever
+  ``keep="glass"``, `studies._levers.glass_part`): the model is its table;
 
 each on one thread (`THREADS`: ``n_jobs=1`` / ``n_threads=1``, which changes the time, not the
 model) and the neural peers on the CPU,
@@ -124,6 +127,7 @@ CANDIDATES = {
     "pilid_glass": {"hidden_layers": None},
     "pilid_smooth_lam4": {"smoothness": "auto", "lam_choice": 0.05, "choice_members": 4},
     "pilid_smooth_auto": {"smoothness": "auto"},
+    "pilid_glass_hybrid": {"keep": "glass"},
 }
 #: The models of PiLiD's engine, whose rows name its version (``engine``).
 ENGINE_MODELS = ("pilid", *CANDIDATES)
@@ -134,6 +138,7 @@ LABELS = {
     "pilid_glass": "PiLiD glass",
     "pilid_smooth_lam4": "PiLiD smooth+lam/4",
     "pilid_smooth_auto": "PiLiD smooth=auto",
+    "pilid_glass_hybrid": "PiLiD glass of hybrid",
     "ebm": "EBM",
     "lightgbm": "LightGBM",
     "realmlp": "RealMLP",

@@ -223,6 +223,10 @@ RUN_COMMANDS = (
     "then the glass part of the trained hybrid, on the screening subset:",
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants glass_from_hybrid glass_from_hybrid_ebm_pairs > /tmp/glass_hybrid.out 2>&1 &",
+    "and the glass part of the trained hybrid on the other 9 suite tables, splits 0 and 1:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants glass_from_hybrid --tables diamonds hotel_rates chile default caravan ames "
+    "slid cps1988 deliveries > /tmp/glass_hybrid_all.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
