@@ -58,6 +58,8 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
   is: the library defaults (without and with EBM's pair budget) train with their MLP, which is
   then dropped, its main effects kept in the shapes (the studies' lever ``keep="glass"``,
   `studies._levers.glass_part`): the model is its table, the MLP served only in training;
+- ``hybrid_clip3``: the library defaults, the MLP's standardised inputs read through RealMLP's
+  smooth clipping, x / sqrt(1 + (x / 3)^2) (``deep_clip=3``): heavy tails held near +-3;
 - ``hybrid_tabm_256x3``: TabM's deep part on this CPU's budget: the embeddings, dropout 0.1 and
   three hidden layers of 256 (TabM's are 512 wide), each of the bag's 16 members its own MLP.
 
@@ -163,6 +165,7 @@ VARIANTS = {
     "hybrid_additive_first": ({"schedule": "additive_first"}, False, False),
     "hybrid_dropout0.1": ({"deep_dropout": 0.1}, False, False),
     "hybrid_embed16": ({"deep_embedding": 16}, False, False),
+    "hybrid_clip3": ({"deep_clip": 3.0}, False, False),
     "glass_from_hybrid": ({"keep": "glass"}, False, False),
     "glass_from_hybrid_ebm_pairs": ({"keep": "glass"}, True, False),
     "hybrid_tabm_256x3": (
@@ -227,6 +230,9 @@ RUN_COMMANDS = (
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants glass_from_hybrid --tables diamonds hotel_rates chile default caravan ames "
     "slid cps1988 deliveries > /tmp/glass_hybrid_all.out 2>&1 &",
+    "then RealMLP's smooth clipping of the MLP's inputs, on the screening subset:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_clip3 > /tmp/hybrid_clip.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 

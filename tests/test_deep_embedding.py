@@ -90,3 +90,16 @@ def test_embeddings_refuse_monotone_constraints_with_the_fix():
     model = with_levers(PiLiDRegressor)(**SMALL, deep_embedding=4, monotone_constraints=[1, 0, 0])
     with pytest.raises(ValueError, match="set deep_embedding=None"):
         model.fit(X, y)
+
+
+def test_the_clipped_inputs_are_realmlps_smooth_clip_of_x():
+    seeds = [5]
+    x = 4 * torch.randn(1, 60, 3, generator=torch.Generator().manual_seed(2))
+    ours = EmbeddedMLP(3, (8,), None, seeds, None, None, 0.0, clip=3.0)
+    plain = EnsembleMLP(3, (8,), None, seeds)
+    with torch.no_grad():
+        plain.out_w.normal_()
+        ours.out_w.copy_(plain.out_w)
+        clipped = x / torch.sqrt(1.0 + (x / 3.0) ** 2)
+        assert float(clipped.abs().max()) < 3.0
+        torch.testing.assert_close(ours(x), plain(clipped))

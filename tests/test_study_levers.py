@@ -35,6 +35,7 @@ NAMES = [
     "deep_embedding",
     "deep_dropout",
     "keep",
+    "deep_clip",
 ]
 
 

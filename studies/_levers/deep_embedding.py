@@ -1,4 +1,5 @@
-"""The levers ``deep_embedding=d`` and ``deep_dropout=p``: the deep part built as TabM builds its.
+"""The levers ``deep_embedding=d``, ``deep_dropout=p`` and ``deep_clip=c``: the deep part built as
+TabM and RealMLP build theirs.
 
 TabM (Gorishniy et al., ICLR 2025) feeds its MLP with piecewise-linear embeddings of the numeric
 features (`rtdl_num_embeddings.PiecewiseLinearEmbeddings`, "version B", without an activation;
@@ -18,7 +19,9 @@ and 0 after it (Definition 2), so the sum is a cumulative sum of E read at x_j's
 categorical feature's level gets a vector of its own. The m embeddings, flattened, enter the
 MLP of Eq. 6-8 (`pilid.nn.mlp.EnsembleMLP`'s layers and start), each hidden layer followed by
 dropout with rate p in training; ``deep_embedding=None`` keeps the standardised columns as
-its input (``deep_dropout`` alone adds dropout to PiLiD's MLP).
+its input (``deep_dropout`` alone adds dropout to PiLiD's MLP). ``deep_clip=c`` reads them
+through RealMLP's smooth clipping (Holzmüller et al., NeurIPS 2024), x / sqrt(1 + (x / c)^2):
+about x near 0, never beyond c.
 
 Dropout's masks come from a generator of the module's own, seeded from its first trial's seed,
 so a fit is reproduced. The trials of one ensemble share Phi's layout (`EmbeddedBuilder` holds
@@ -73,6 +76,7 @@ class EmbeddedMLP(nn.Module):
         knots: Knots | None,
         d: int | None,
         dropout: float,
+        clip: float | None = None,
         dtype=torch.float32,
     ):
         super().__init__()
@@ -80,6 +84,7 @@ class EmbeddedMLP(nn.Module):
         gens = [trial_generator(s, STREAM_DEEP) for s in seeds]
         self.uses_phi = d is not None
         self.dropout = float(dropout)
+        self.clip = None if clip is None else float(clip)
         self._mask_gen = torch.Generator().manual_seed(int(seeds[0]) + 7919)
         if d is not None:
             m = knots.n_features
@@ -114,7 +119,7 @@ class EmbeddedMLP(nn.Module):
             )
             h = e.flatten(2)
         else:
-            h = x
+            h = x if self.clip is None else x / torch.sqrt(1.0 + (x / self.clip).square())
         for w, b in zip(self.weights, self.biases):
             h = torch.relu(torch.baddbmm(b, h, w))
             if self.training and self.dropout > 0:
@@ -141,6 +146,7 @@ class EmbeddedBuilder:
     knots: Knots | None
     d: int | None
     dropout: float
+    clip: float | None = None
 
     def __call__(self, n_inputs: int, seeds: Sequence[int]) -> EmbeddedMLP:
         """The deep part of ``len(seeds)`` trials on `n_inputs` deep inputs."""
@@ -152,4 +158,5 @@ class EmbeddedBuilder:
             self.knots,
             self.d,
             self.dropout,
+            self.clip,
         )

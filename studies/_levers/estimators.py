@@ -18,8 +18,9 @@ hands on to PiLiD's own where the lever is neutral.
   (`studies._levers.bags`).
 * ``lam_choice``: `_members` adds the candidates of ``pairs="auto"`` / ``smoothness="auto"`` at
   a second weight of Eq. 11's penalty, and the choice takes the better (`_lam_candidates`).
-* ``deep_embedding`` and ``deep_dropout``: `_members` hands each unit its Phi's layout and
-  `_deep_builder` gives it TabM's deep part, piecewise-linear embeddings and dropout
+* ``deep_embedding``, ``deep_dropout`` and ``deep_clip``: `_members` hands each unit its Phi's
+  layout and `_deep_builder` gives it TabM's deep part, piecewise-linear embeddings and
+  dropout, or RealMLP's smooth clipping of the inputs
   (`studies._levers.deep_embedding`).
 * ``keep="glass"``: `_finalize` drops each member's MLP after training, its main effects kept
   in the shapes (`studies._levers.glass_part`).
@@ -129,6 +130,13 @@ LEVERS: tuple[hp.Hyperparameter, ...] = (
         where="none",
         doc="'glass': the MLP trains with the shapes and is dropped, its main effects kept",
     ),
+    hp.Hyperparameter(
+        name="deep_clip",
+        default=None,
+        constraint=(hp.Reals(0, None, "neither"), None),
+        where="none",
+        doc="the MLP's standardised inputs smoothly clipped at c, RealMLP's (None: as they are)",
+    ),
 )
 _LEVER = hp.defaults(LEVERS)
 _PILID = hp.defaults(hp.PILID)
@@ -180,6 +188,7 @@ class _Levers:
         deep_embedding=_LEVER["deep_embedding"],
         deep_dropout=_LEVER["deep_dropout"],
         keep=_LEVER["keep"],
+        deep_clip=_LEVER["deep_clip"],
     ):
         super().__init__(
             gamma=gamma,
@@ -218,6 +227,7 @@ class _Levers:
         self.deep_embedding = deep_embedding
         self.deep_dropout = deep_dropout
         self.keep = keep
+        self.deep_clip = deep_clip
 
     # -- schedule, lr_decay ----------------------------------------------------------------------
     def _phases(self) -> list[Phase]:
@@ -305,7 +315,8 @@ class _Levers:
 
     # -- deep_embedding, deep_dropout ------------------------------------------------------------
     def _embedded(self) -> bool:
-        """Does a lever change the deep part's build (``deep_embedding``, ``deep_dropout``)?
+        """Does a lever change the deep part's build (``deep_embedding``,
+        ``deep_dropout``, ``deep_clip``)?
         The embeddings read every feature's Phi, so they take no monotone constraint (the
         deep part must not see a constrained feature)."""
         if self.hidden_layers is None:
@@ -315,7 +326,8 @@ class _Levers:
                 "deep_embedding reads every feature, and monotone_constraints needs the deep "
                 "part blind to the constrained ones; set deep_embedding=None to use them"
             )
-        return self.deep_embedding is not None or bool(self.deep_dropout)
+        levers = (self.deep_embedding, self.deep_clip)
+        return any(v is not None for v in levers) or bool(self.deep_dropout)
 
     # -- lam_choice ------------------------------------------------------------------------------
     def _lam_candidates(self, prep, units: list) -> list:
@@ -371,6 +383,7 @@ class _Levers:
                 self.__dict__.get("_deep_knots"),
                 self.deep_embedding,
                 float(self.deep_dropout or 0.0),
+                self.deep_clip,
             )
         if self.deep_ensemble != "shared" or self.hidden_layers is None:
             return super()._deep_builder()
