@@ -60,6 +60,9 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
   `studies._levers.glass_part`): the model is its table, the MLP served only in training;
 - ``hybrid_clip3``: the library defaults, the MLP's standardised inputs read through RealMLP's
   smooth clipping, x / sqrt(1 + (x / 3)^2) (``deep_clip=3``): heavy tails held near +-3;
+- ``glass_finish``: ``glass_from_hybrid`` with a last phase in which the MLP's output layer is
+  held at 0 and the shapes and the pair terms train on alone from the hybrid's (``keep=
+  "glass_finish"``): they take up what they can of what the MLP held;
 - ``hybrid_tabm_256x3``: TabM's deep part on this CPU's budget: the embeddings, dropout 0.1 and
   three hidden layers of 256 (TabM's are 512 wide), each of the bag's 16 members its own MLP.
 
@@ -168,6 +171,7 @@ VARIANTS = {
     "hybrid_clip3": ({"deep_clip": 3.0}, False, False),
     "glass_from_hybrid": ({"keep": "glass"}, False, False),
     "glass_from_hybrid_ebm_pairs": ({"keep": "glass"}, True, False),
+    "glass_finish": ({"keep": "glass_finish"}, False, False),
     "hybrid_tabm_256x3": (
         {"deep_embedding": 16, "deep_dropout": 0.1, "hidden_layers": (256, 256, 256)},
         False,
@@ -233,6 +237,11 @@ RUN_COMMANDS = (
     "then RealMLP's smooth clipping of the MLP's inputs, on the screening subset:",
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants hybrid_clip3 > /tmp/hybrid_clip.out 2>&1 &",
+    "then the glass part of the trained hybrid with a last phase without the MLP, all 15 tables:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 15 python -m studies hybrid_screen "
+    "--variants glass_finish --tables hmda attrition wage credit_data computers mlc_churn "
+    "chile default caravan ames slid cps1988 deliveries diamonds hotel_rates "
+    "> /tmp/glass_finish.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
