@@ -29,9 +29,9 @@ def _interacting(n=900, seed=0):
     return X, y
 
 
-@pytest.mark.parametrize("pairs", [0, 2])
-def test_the_glass_part_keeps_the_shapes_and_loses_only_the_mlps_interaction(pairs, monkeypatch):
-    X, y = _interacting()
+def _spied(monkeypatch) -> dict:
+    """What the lever's `keep_glass_part_` sees: the member's module before and after, its
+    data."""
     seen = {}
     keep = lever_estimators.keep_glass_part_
 
@@ -41,6 +41,13 @@ def test_the_glass_part_keeps_the_shapes_and_loses_only_the_mlps_interaction(pai
         seen["after"] = module
 
     monkeypatch.setattr(lever_estimators, "keep_glass_part_", spy)
+    return seen
+
+
+@pytest.mark.parametrize("pairs", [0, 2])
+def test_the_glass_part_keeps_the_shapes_and_loses_only_the_mlps_interaction(pairs, monkeypatch):
+    X, y = _interacting()
+    seen = _spied(monkeypatch)
     cls = with_levers(PiLiDRegressor)
     cls(hidden_layers=(16,), n_bags=1, pairs=pairs, epochs=30, random_state=0, keep="glass").fit(
         X, y
@@ -81,15 +88,7 @@ def test_a_zeroed_phase_takes_the_mlp_out_and_the_glass_finish_trains_on_without
     """``Phase.zeroed`` (`pilid.train`): the MLP's output layer is 0 on entering the last phase
     and stays 0 through it, while the shapes train on; the fitted model is its table."""
     X, y = _interacting()
-    seen = {}
-    keep = lever_estimators.keep_glass_part_
-
-    def spy(module, prep):
-        seen["before"], seen["prep"] = copy.deepcopy(module), prep
-        keep(module, prep)
-        seen["after"] = module
-
-    monkeypatch.setattr(lever_estimators, "keep_glass_part_", spy)
+    seen = _spied(monkeypatch)
     small = dict(hidden_layers=(16,), n_bags=1, pairs=0, epochs=30, random_state=0)
     model = with_levers(PiLiDRegressor)(**small, keep="glass_finish").fit(X, y)
     phases = model.history_["phase"]

@@ -78,6 +78,22 @@ class MLPBuilder:
         return EnsembleMLP(n_features, self.hidden_layers, self.sigma, seeds)
 
 
+def hidden_layers_start(sizes, sigma, gens, dtype) -> tuple[nn.ParameterList, nn.ParameterList]:
+    """The hidden layers' start (Algorithm 1, step 2) for layer `sizes` (inputs first), one
+    trial per generator of `gens`: W^l ~ N(0, sigma^2) (He-normal with ``sigma=None``), each
+    trial's drawn in turn from its own generator, and b^l = 0; (weights, biases), each (T, ...)."""
+    T = len(gens)
+    weights, biases = nn.ParameterList(), nn.ParameterList()
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        std = (2.0 / fan_in) ** 0.5 if sigma is None else float(sigma)
+        w = torch.stack(
+            [torch.randn(fan_in, fan_out, generator=g, dtype=dtype) * std for g in gens]
+        )
+        weights.append(nn.Parameter(w))
+        biases.append(nn.Parameter(torch.zeros(T, 1, fan_out, dtype=dtype)))
+    return weights, biases
+
+
 class EnsembleMLP(nn.Module):
     """The paper's MLP (Eq. 6-8) for T = len(seeds) trials; forward (T, B, m) -> (T, B)."""
 
@@ -93,15 +109,7 @@ class EnsembleMLP(nn.Module):
         sizes = (int(n_features), *check_hidden_layers(hidden_layers))
         T = len(seeds)
         gens = [trial_generator(s, STREAM_DEEP) for s in seeds]
-        self.weights = nn.ParameterList()
-        self.biases = nn.ParameterList()
-        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-            std = (2.0 / fan_in) ** 0.5 if sigma is None else float(sigma)
-            w = torch.stack(
-                [torch.randn(fan_in, fan_out, generator=g, dtype=dtype) * std for g in gens]
-            )
-            self.weights.append(nn.Parameter(w))
-            self.biases.append(nn.Parameter(torch.zeros(T, 1, fan_out, dtype=dtype)))
+        self.weights, self.biases = hidden_layers_start(sizes, sigma, gens, dtype)
         self.out_w = nn.Parameter(torch.zeros(T, sizes[-1], 1, dtype=dtype))
         self.out_b = nn.Parameter(torch.zeros(T, 1, 1, dtype=dtype))
 

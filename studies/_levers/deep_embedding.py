@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from pilid.nn.mlp import check_hidden_layers
+from pilid.nn.mlp import check_hidden_layers, hidden_layers_start
 from pilid.nn.piecewise import Knots
 from pilid.streams import STREAM_DEEP, trial_generator
 
@@ -99,15 +99,7 @@ class EmbeddedMLP(nn.Module):
             self.miss_e = nn.Parameter(torch.zeros(T, m, d, dtype=dtype))
             n_inputs = m * int(d)
         sizes = (int(n_inputs), *check_hidden_layers(hidden_layers))
-        self.weights = nn.ParameterList()
-        self.biases = nn.ParameterList()
-        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-            std = (2.0 / fan_in) ** 0.5 if sigma is None else float(sigma)
-            w = torch.stack(
-                [torch.randn(fan_in, fan_out, generator=g, dtype=dtype) * std for g in gens]
-            )
-            self.weights.append(nn.Parameter(w))
-            self.biases.append(nn.Parameter(torch.zeros(T, 1, fan_out, dtype=dtype)))
+        self.weights, self.biases = hidden_layers_start(sizes, sigma, gens, dtype)
         self.out_w = nn.Parameter(torch.zeros(T, sizes[-1], 1, dtype=dtype))
         self.out_b = nn.Parameter(torch.zeros(T, 1, 1, dtype=dtype))
 
