@@ -237,7 +237,8 @@ RUN_COMMANDS = (
     "then RealMLP's smooth clipping of the MLP's inputs, on the screening subset:",
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants hybrid_clip3 > /tmp/hybrid_clip.out 2>&1 &",
-    "then the glass part of the trained hybrid with a last phase without the MLP, all 15 tables:",
+    "then the glass part of the trained hybrid with a last phase without the MLP, all 15 tables "
+    "(stopped after the six screening tables: it lost there):",
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 15 python -m studies hybrid_screen "
     "--variants glass_finish --tables hmda attrition wage credit_data computers mlc_churn "
     "chile default caravan ames slid cps1988 deliveries diamonds hotel_rates "
