@@ -62,7 +62,9 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
   smooth clipping, x / sqrt(1 + (x / 3)^2) (``deep_clip=3``): heavy tails held near +-3;
 - ``glass_finish``: ``glass_from_hybrid`` with a last phase in which the MLP's output layer is
   held at 0 and the shapes and the pair terms train on alone from the hybrid's (``keep=
-  "glass_finish"``): they take up what they can of what the MLP held;
+  "glass_finish"``): they take up what they can of what the MLP held. It lost on the screening
+  subset, and the engine's hook it needed (a phase that zeroes parameters on entry,
+  ``Phase.zeroed``) was taken out again: its rows stay, and `RETIRED` says where its code is;
 - ``hybrid_tabm_256x3``: TabM's deep part on this CPU's budget: the embeddings, dropout 0.1 and
   three hidden layers of 256 (TabM's are 512 wide), each of the bag's 16 members its own MLP.
 
@@ -178,6 +180,8 @@ VARIANTS = {
         False,
     ),
 }
+#: Variants measured whose code was taken out again after they lost: the commit that holds it.
+RETIRED = {"glass_finish": "3a05d08"}
 #: The commands of the screening (the variants, then ``defaults`` on every cell), written at the
 #: top of the log.
 RUN_COMMANDS = (
@@ -324,6 +328,11 @@ def make_variant(variant: str, task: str, seed: int, m: int):
     from pilid import PiLiDClassifier, PiLiDRegressor
     from studies._levers.estimators import LEVERS, PiLiDLeverClassifier, PiLiDLeverRegressor
 
+    if variant in RETIRED:
+        raise SystemExit(
+            f"hybrid_screen: {variant} was measured and its code taken out again (its rows stay "
+            f"in the CSV); to refit it, check out commit {RETIRED[variant]} and run it there"
+        )
     params, ebm_pairs, steps = VARIANTS[variant]
     params = dict(params)
     if ebm_pairs:

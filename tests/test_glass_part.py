@@ -80,27 +80,3 @@ def test_keep_hybrid_is_pilids_fit():
     small = dict(hidden_layers=(8,), n_bags=2, pairs=0, epochs=5, random_state=0)
     ours = with_levers(PiLiDRegressor)(**small, keep="hybrid").fit(X, y)
     np.testing.assert_array_equal(ours.predict(X), PiLiDRegressor(**small).fit(X, y).predict(X))
-
-
-def test_a_zeroed_phase_takes_the_mlp_out_and_the_glass_finish_trains_on_without_it(
-    monkeypatch,
-):
-    """``Phase.zeroed`` (`pilid.train`): the MLP's output layer is 0 on entering the last phase
-    and stays 0 through it, while the shapes train on; the fitted model is its table."""
-    X, y = _interacting()
-    seen = _spied(monkeypatch)
-    small = dict(hidden_layers=(16,), n_bags=1, pairs=0, epochs=30, random_state=0)
-    model = with_levers(PiLiDRegressor)(**small, keep="glass_finish").fit(X, y)
-    phases = model.history_["phase"]
-    assert phases[0] == "train" and phases[-1] == "glass"
-    mlp = seen["before"].deep
-    assert torch.count_nonzero(mlp.out_w) == 0 and torch.count_nonzero(mlp.out_b) == 0
-    assert torch.count_nonzero(mlp.weights[0]) > 0  # the hidden layers are held, not zeroed
-    glass = with_levers(PiLiDRegressor)(**small, keep="glass").fit(X, y)
-    assert not np.allclose(model.predict(X), glass.predict(X), atol=1e-4)  # it trained on
-    x, phi = _rows(seen["prep"], torch.float32)
-    with torch.no_grad():
-        terms, deep = seen["after"].decompose(x, phi)
-        out = seen["after"](x, phi)
-    assert deep is None
-    torch.testing.assert_close(out, terms.sum(2), atol=2e-5, rtol=0)

@@ -409,21 +409,6 @@ def change_phase(plan: Plan, trials: Trials, run: Run, leave, epoch: int) -> Non
     trials.bad = torch.where(advancing, 0, trials.bad)
     for name, p in run.frozen_params.items():
         trials.snapshots[name].copy_(_where_trials(advancing, p, trials.snapshots[name]))
-    if any(phase.zeroed for phase in plan.phases) and bool(advancing.any()):
-        _zero_on_entry(plan, trials, run, advancing)
-
-
-def _zero_on_entry(plan: Plan, trials: Trials, run: Run, advancing: torch.Tensor) -> None:
-    """The frozen parameters the phase a trial now enters zeroes (``Phase.zeroed``), set to 0
-    in the advancing trials' slices (and in their snapshots, so that they stay 0)."""
-    at = trials.phase.tolist()
-    for name, p in run.frozen_params.items():
-        hit = [any(name.startswith(z) for z in plan.phases[k].zeroed) for k in at]
-        hit = advancing & torch.tensor(hit, dtype=torch.bool, device=advancing.device)
-        if bool(hit.any()):
-            zero = torch.zeros_like(p)
-            p.copy_(_where_trials(hit, zero, p))
-            trials.snapshots[name].copy_(_where_trials(hit, zero, trials.snapshots[name]))
 
 
 @dataclass

@@ -79,9 +79,6 @@ class Phase:
     per trial (beyond the paper: a decaying rate over phases): the optimiser's step is taken as
     usual and its change of each parameter scaled, which is the step at lr * lr_scale exactly
     for Adam and for SGD with momentum, whose state does not depend on the learning rate.
-    Parameters whose names start with a prefix in `zeroed` are set to 0 as a trial enters the
-    phase (listed in `frozen` too, they stay 0 in it: beyond the paper, a part taken out of the
-    output for a last phase, e.g. an MLP's output layer).
     """
 
     name: str
@@ -92,7 +89,6 @@ class Phase:
     until: Callable[[nn.Module], torch.Tensor] | None = None
     keep_best: bool = False
     lr_scale: float = 1.0
-    zeroed: tuple[str, ...] = ()
 
 
 @dataclass

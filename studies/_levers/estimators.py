@@ -23,8 +23,7 @@ hands on to PiLiD's own where the lever is neutral.
   dropout, or RealMLP's smooth clipping of the inputs
   (`studies._levers.deep_embedding`).
 * ``keep="glass"``: `_finalize` drops each member's MLP after training, its main effects kept
-  in the shapes (`studies._levers.glass_part`); ``keep="glass_finish"``: `_phases` first adds
-  a last phase without the MLP (`glass_phase`).
+  in the shapes (`studies._levers.glass_part`).
 * ``deep_ensemble="shared"``: `_members` marks a bag's members, `_deep_builder` gives them
   BatchEnsemble's MLP and `_finalize` folds it into each member's plain MLP
   (`studies._levers.shared_mlp`).
@@ -46,7 +45,7 @@ from pilid.train import Phase
 from pilid.train.encoding import quantile_bins
 from studies._levers import bags
 from studies._levers.deep_embedding import EmbeddedBuilder
-from studies._levers.glass_part import glass_phase, keep_glass_part_
+from studies._levers.glass_part import keep_glass_part_
 from studies._levers.shared_mlp import SHARED_BAG, SharedBuilder, fold_module
 
 __all__ = ["LEVERS", "PiLiDLeverClassifier", "PiLiDLeverRegressor", "with_levers"]
@@ -127,10 +126,9 @@ LEVERS: tuple[hp.Hyperparameter, ...] = (
     hp.Hyperparameter(
         name="keep",
         default="hybrid",
-        constraint=(hp.OneOf(("hybrid", "glass", "glass_finish")),),
+        constraint=(hp.OneOf(("hybrid", "glass")),),
         where="none",
-        doc="'glass': the MLP trains with the shapes and is dropped, its main effects kept; "
-        "'glass_finish': the shapes and pair terms then train on without it",
+        doc="'glass': the MLP trains with the shapes and is dropped, its main effects kept",
     ),
     hp.Hyperparameter(
         name="deep_clip",
@@ -237,8 +235,7 @@ class _Levers:
         alone first (the MLP held at its zero output, ``deep.`` frozen), then both, keeping
         the joint weights only where they beat the additive-only validation loss
         (``keep_best``); with ``lr_decay``, then a refining phase from the best weights at
-        ``lr * lr_decay`` that keeps only what beats them; with ``keep="glass_finish"``, last,
-        the shapes and pair terms alone (`glass_phase`)."""
+        ``lr * lr_decay`` that keeps only what beats them."""
         if self.schedule != "additive_first" or self.hidden_layers is None:
             phases = super()._phases()
         else:
@@ -248,8 +245,6 @@ class _Levers:
             ]
         if self.lr_decay is not None:
             phases.append(Phase("refine", int(self.epochs), keep_best=True, lr_scale=self.lr_decay))
-        if self.keep == "glass_finish" and self.hidden_layers is not None:
-            phases.append(glass_phase(int(self.epochs)))
         return phases
 
     # -- deep_bins -------------------------------------------------------------------------------
@@ -400,7 +395,7 @@ class _Levers:
         """A shared MLP folded into the member's plain MLP (`fold_module`); with
         ``keep="glass"`` the MLP dropped (`keep_glass_part_`); then PiLiD's."""
         fold_module(self.module_)
-        if self.keep != "hybrid" and self.module_ is not None:
+        if self.keep == "glass" and self.module_ is not None:
             keep_glass_part_(self.module_, prep)
         super()._finalize(prep)
 

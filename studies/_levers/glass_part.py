@@ -17,11 +17,6 @@ the purified shift, which keeps the pair terms' share, and the deep part keeps t
 alone. The shapes, the additive part plus its shift, are the hybrid's; the output loses the
 MLP's pure interaction: the purified deep part without pair terms, the MLP minus its projection
 with them.
-
-``keep="glass_finish"`` adds a last phase first (`glass_phase`): the MLP's output layer at 0 and
-held there, the shapes and the pair terms train on from the hybrid's alone, with early stopping
-of their own, and take up what they can of what the MLP held; the MLP, then of output 0, is
-dropped the same way (its projection is 0).
 """
 
 from __future__ import annotations
@@ -33,25 +28,11 @@ from pilid.nn.ensemble import PiLiDEnsemble
 from pilid.nn.mlp import EnsembleMLP
 from pilid.nn.pairs import DeepWithPairs
 from pilid.nn.piecewise import compact_layout, phi_compact
-from pilid.train import Phase
 from pilid.train.batched import sample_rows
 from pilid.train.encoding import deep_input
 from pilid.train.protocol import Prepared
 
-__all__ = ["MLP_PARAMETERS", "MLP_OUTPUT", "glass_phase", "keep_glass_part_"]
-
-#: The MLP's parameters in the trained module (`PiLiDEnsemble`): under the pair terms'
-#: `DeepWithPairs` (``deep.deep.``) or alone (``deep.``, `pilid.nn.mlp.EnsembleMLP`'s names).
-MLP_PARAMETERS = ("deep.deep.", "deep.weights.", "deep.biases.", "deep.out_")
-#: Its output layer, whose zeros take it out of the output.
-MLP_OUTPUT = ("deep.deep.out_", "deep.out_")
-
-
-def glass_phase(epochs: int) -> Phase:
-    """``keep="glass_finish"``'s last phase: the MLP's output layer set to 0 and every MLP
-    parameter held (`pilid.train.Phase`'s ``zeroed`` and ``frozen``), so the shapes and the pair
-    terms train on alone from the hybrid's, with their own early stopping."""
-    return Phase("glass", epochs, frozen=MLP_PARAMETERS, zeroed=MLP_OUTPUT)
+__all__ = ["keep_glass_part_"]
 
 
 def _rows(prep: Prepared, dtype) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
