@@ -80,3 +80,13 @@ def test_keep_hybrid_is_pilids_fit():
     small = dict(hidden_layers=(8,), n_bags=2, pairs=0, epochs=5, random_state=0)
     ours = with_levers(PiLiDRegressor)(**small, keep="hybrid").fit(X, y)
     np.testing.assert_array_equal(ours.predict(X), PiLiDRegressor(**small).fit(X, y).predict(X))
+
+
+def test_a_retired_variant_refuses_to_refit_in_one_line_naming_its_commit():
+    from studies import hybrid_screen
+
+    for variant, commit in hybrid_screen.RETIRED.items():
+        assert variant in hybrid_screen.VARIANTS  # its rows are still described
+        with pytest.raises(SystemExit, match=f"check out commit {commit}") as caught:
+            hybrid_screen.make_variant(variant, "regression", 0, 3)
+        assert "\n" not in str(caught.value)
