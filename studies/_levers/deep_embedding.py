@@ -85,6 +85,7 @@ class EmbeddedMLP(nn.Module):
         self.uses_phi = d is not None
         self.dropout = float(dropout)
         self.clip = None if clip is None else float(clip)
+        # dropout's masks: a generator apart from the trials' own (their seed offset by a prime)
         self._mask_gen = torch.Generator().manual_seed(int(seeds[0]) + 7919)
         if d is not None:
             m = knots.n_features
