@@ -308,10 +308,7 @@ class _Levers:
             seeds = tuple(m.seed_ for m in members)
             for member in members:
                 setattr(member, SHARED_BAG, seeds)
-        if self._embedded():
-            for est, data in units:
-                est._deep_knots = data.knots
-        return units
+        return self._with_knots(units)
 
     # -- deep_embedding, deep_dropout ------------------------------------------------------------
     def _embedded(self) -> bool:
@@ -328,6 +325,14 @@ class _Levers:
             )
         levers = (self.deep_embedding, self.deep_clip)
         return any(v is not None for v in levers) or bool(self.deep_dropout)
+
+    def _with_knots(self, units: list) -> list:
+        """`units` ((estimator, Prepared) pairs), each estimator handed its data's Phi layout
+        (``_deep_knots``, which `_deep_builder` reads) when a lever builds the deep part."""
+        if units and self._embedded():
+            for est, data in units:
+                est._deep_knots = data.knots
+        return units
 
     # -- lam_choice ------------------------------------------------------------------------------
     def _lam_candidates(self, prep, units: list) -> list:
@@ -367,13 +372,11 @@ class _Levers:
         """Once the candidates' first members chose (``choice_members``), the chosen
         candidate's other members; else PiLiD's."""
         units = self.__dict__.pop("_rest_of_chosen", None) or super()._more_members()
-        if units and self._embedded():
-            for est, data in units:
-                est._deep_knots = data.knots
-        return units
+        return self._with_knots(units)
 
     def _deep_builder(self):
-        """With ``deep_embedding`` / ``deep_dropout``, TabM's deep part (`EmbeddedBuilder`);
+        """With ``deep_embedding`` / ``deep_dropout`` / ``deep_clip``, TabM's or RealMLP's deep
+        part (`EmbeddedBuilder`);
         with ``deep_ensemble="shared"``, the builder of BatchEnsemble's MLP for a bag's
         members (`SharedBuilder`); else PiLiD's."""
         if self._embedded():
