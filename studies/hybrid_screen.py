@@ -66,7 +66,11 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
   subset, and the engine's hook it needed (a phase that zeroes parameters on entry,
   ``Phase.zeroed``) was taken out again: its rows stay, and `RETIRED` says where its code is;
 - ``hybrid_tabm_256x3``: TabM's deep part on this CPU's budget: the embeddings, dropout 0.1 and
-  three hidden layers of 256 (TabM's are 512 wide), each of the bag's 16 members its own MLP.
+  three hidden layers of 256 (TabM's are 512 wide), each of the bag's 16 members its own MLP;
+- ``hybrid_deep_free``, ``hybrid_deep_free_dropout0.1``, ``hybrid_deep_free_embed16``: Eq. 11's
+  penalty on the additive part and the pair terms only (``reg_groups="additive"``, a parameter
+  of the library), the deep part free of it as TabM's is of all but a small weight decay: alone,
+  with dropout 0.1, and with dropout and the embeddings.
 
 A variant whose parameters name a lever of `studies._levers.estimators.LEVERS` is fitted by
 ``PiLiDLeverRegressor`` / ``PiLiDLeverClassifier``, which compute PiLiD's fits at the levers'
@@ -179,6 +183,13 @@ VARIANTS = {
         False,
         False,
     ),
+    "hybrid_deep_free": ({"reg_groups": "additive"}, False, False),
+    "hybrid_deep_free_dropout0.1": ({"reg_groups": "additive", "deep_dropout": 0.1}, False, False),
+    "hybrid_deep_free_embed16": (
+        {"reg_groups": "additive", "deep_embedding": 16, "deep_dropout": 0.1},
+        False,
+        False,
+    ),
 }
 #: Variants measured whose code was taken out again after they lost: the commit that holds it.
 RETIRED = {"glass_finish": "3a05d08"}
@@ -247,6 +258,11 @@ RUN_COMMANDS = (
     "--variants glass_finish --tables hmda attrition wage credit_data computers mlc_churn "
     "chile default caravan ames slid cps1988 deliveries diamonds hotel_rates "
     "> /tmp/glass_finish.out 2>&1 &",
+    "then the deep part out of Eq. 11's penalty (alone, with dropout, with the embeddings), on "
+    "the screening subset:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_deep_free hybrid_deep_free_dropout0.1 hybrid_deep_free_embed16 "
+    "> /tmp/hybrid_free.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
