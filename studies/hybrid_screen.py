@@ -68,9 +68,15 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
 - ``hybrid_tabm_256x3``: TabM's deep part on this CPU's budget: the embeddings, dropout 0.1 and
   three hidden layers of 256 (TabM's are 512 wide), each of the bag's 16 members its own MLP;
 - ``hybrid_deep_free``, ``hybrid_deep_free_dropout0.1``, ``hybrid_deep_free_embed16``: Eq. 11's
-  penalty on the additive part and the pair terms only (``reg_groups="additive"``, a parameter
-  of the library), the deep part free of it as TabM's is of all but a small weight decay: alone,
-  with dropout 0.1, and with dropout and the embeddings.
+  penalty on the additive part only (``reg_groups="additive"``, a parameter of the library), the
+  deep part (the MLP and the pair terms, which `pilid.nn.pairs.DeepWithPairs` holds in it) free
+  of it as TabM's MLP is of all but a small weight decay: alone, with dropout 0.1, and with
+  dropout and the embeddings;
+- ``hybrid_deep_free_heads4_bags4``, ``hybrid_deep_free_heads16_bags1``: the deep part free of
+  the penalty, as k MLP heads beside one additive part trained on the mean of the heads' losses
+  as TabM trains its members (``deep_heads=k``, `studies._levers.deep_heads`): 4 bag members of
+  4 heads each, and one model of 16 heads (``n_bags=1``), against the defaults' 16 members with
+  an additive part and an MLP each.
 
 A variant whose parameters name a lever of `studies._levers.estimators.LEVERS` is fitted by
 ``PiLiDLeverRegressor`` / ``PiLiDLeverClassifier``, which compute PiLiD's fits at the levers'
@@ -190,6 +196,16 @@ VARIANTS = {
         False,
         False,
     ),
+    "hybrid_deep_free_heads4_bags4": (
+        {"reg_groups": "additive", "deep_heads": 4, "n_bags": 4},
+        False,
+        False,
+    ),
+    "hybrid_deep_free_heads16_bags1": (
+        {"reg_groups": "additive", "deep_heads": 16, "n_bags": 1},
+        False,
+        False,
+    ),
 }
 #: Variants measured whose code was taken out again after they lost: the commit that holds it.
 RETIRED = {"glass_finish": "3a05d08"}
@@ -258,11 +274,18 @@ RUN_COMMANDS = (
     "--variants glass_finish --tables hmda attrition wage credit_data computers mlc_churn "
     "chile default caravan ames slid cps1988 deliveries diamonds hotel_rates "
     "> /tmp/glass_finish.out 2>&1 &",
-    "then the deep part out of Eq. 11's penalty (alone, with dropout, with the embeddings), on "
-    "the screening subset:",
+    "then the deep part (the MLP and the pair terms) out of Eq. 11's penalty (alone, with "
+    "dropout, with the embeddings), on the screening subset:",
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants hybrid_deep_free hybrid_deep_free_dropout0.1 hybrid_deep_free_embed16 "
     "> /tmp/hybrid_free.out 2>&1 &",
+    "then the embeddings free of the penalty on the two large tables where PiLiD trails the "
+    "black boxes, and the heads on the screening subset:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_deep_free_embed16 --tables diamonds hotel_rates > /tmp/free_big.out 2>&1 &",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_deep_free_heads4_bags4 hybrid_deep_free_heads16_bags1 "
+    "> /tmp/free_heads.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 

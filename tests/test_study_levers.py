@@ -36,6 +36,7 @@ NAMES = [
     "deep_dropout",
     "keep",
     "deep_clip",
+    "deep_heads",
 ]
 
 

@@ -22,6 +22,9 @@ hands on to PiLiD's own where the lever is neutral.
   layout and `_deep_builder` gives it TabM's deep part, piecewise-linear embeddings and
   dropout, or RealMLP's smooth clipping of the inputs
   (`studies._levers.deep_embedding`).
+* ``deep_heads=k``: `_deep_builder` gives each unit one MLP of k heads beside its additive part,
+  `_phases` and `_penalty_term` train it on the mean of the heads' losses, as TabM trains its
+  members (`studies._levers.deep_heads`).
 * ``keep="glass"``: `_finalize` drops each member's MLP after training, its main effects kept
   in the shapes (`studies._levers.glass_part`).
 * ``deep_ensemble="shared"``: `_members` marks a bag's members, `_deep_builder` gives them
@@ -45,6 +48,7 @@ from pilid.train import Phase
 from pilid.train.encoding import quantile_bins
 from studies._levers import bags
 from studies._levers.deep_embedding import EmbeddedBuilder
+from studies._levers.deep_heads import LOGISTIC_SPREAD, HeadsBuilder, HeadSpread
 from studies._levers.glass_part import keep_glass_part_
 from studies._levers.shared_mlp import SHARED_BAG, SharedBuilder, fold_module
 
@@ -137,6 +141,13 @@ LEVERS: tuple[hp.Hyperparameter, ...] = (
         where="none",
         doc="the MLP's standardised inputs smoothly clipped at c, RealMLP's (None: as they are)",
     ),
+    hp.Hyperparameter(
+        name="deep_heads",
+        default=None,
+        constraint=(hp.Integers(1), None),
+        where="none",
+        doc="k MLP heads beside one additive part, trained on their losses' mean (None: one)",
+    ),
 )
 _LEVER = hp.defaults(LEVERS)
 _PILID = hp.defaults(hp.PILID)
@@ -189,6 +200,7 @@ class _Levers:
         deep_dropout=_LEVER["deep_dropout"],
         keep=_LEVER["keep"],
         deep_clip=_LEVER["deep_clip"],
+        deep_heads=_LEVER["deep_heads"],
     ):
         super().__init__(
             gamma=gamma,
@@ -228,6 +240,7 @@ class _Levers:
         self.deep_dropout = deep_dropout
         self.keep = keep
         self.deep_clip = deep_clip
+        self.deep_heads = deep_heads
 
     # -- schedule, lr_decay ----------------------------------------------------------------------
     def _phases(self) -> list[Phase]:
@@ -245,7 +258,29 @@ class _Levers:
             ]
         if self.lr_decay is not None:
             phases.append(Phase("refine", int(self.epochs), keep_best=True, lr_scale=self.lr_decay))
+        if self._heads():
+            phases = [dataclasses.replace(p, penalty=True) for p in phases]
         return phases
+
+    # -- deep_heads ------------------------------------------------------------------------------
+    def _heads(self) -> bool:
+        """Does ``deep_heads`` build the deep part? Refused in one line beside the other levers
+        that build it."""
+        if self.deep_heads is None or self.hidden_layers is None:
+            return False
+        if self._embedded() or self.deep_ensemble == "shared":
+            raise ValueError(
+                "deep_heads builds the deep part of plain MLP heads; set deep_embedding, "
+                "deep_dropout and deep_clip to None and deep_ensemble='independent' to use it"
+            )
+        return True
+
+    def _penalty_term(self):
+        """With ``deep_heads``, the heads' spread (`HeadSpread`): the loss becomes the mean of
+        the heads' losses; else PiLiD's (none)."""
+        if not self._heads():
+            return super()._penalty_term()
+        return HeadSpread(1.0 if self._task == "regression" else LOGISTIC_SPREAD)
 
     # -- deep_bins -------------------------------------------------------------------------------
     def _prepare(self, X, y, sample_weight=None):
@@ -376,7 +411,7 @@ class _Levers:
 
     def _deep_builder(self):
         """With ``deep_embedding`` / ``deep_dropout`` / ``deep_clip``, TabM's or RealMLP's deep
-        part (`EmbeddedBuilder`);
+        part (`EmbeddedBuilder`); with ``deep_heads``, k heads (`HeadsBuilder`);
         with ``deep_ensemble="shared"``, the builder of BatchEnsemble's MLP for a bag's
         members (`SharedBuilder`); else PiLiD's."""
         if self._embedded():
@@ -388,6 +423,8 @@ class _Levers:
                 float(self.deep_dropout or 0.0),
                 self.deep_clip,
             )
+        if self._heads():
+            return HeadsBuilder(self.hidden_layers, self.sigma, int(self.deep_heads))
         if self.deep_ensemble != "shared" or self.hidden_layers is None:
             return super()._deep_builder()
         bag = getattr(self, SHARED_BAG, None)
