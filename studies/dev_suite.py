@@ -37,6 +37,10 @@ and, only when ``--models`` names it, a candidate for the next library default
 - ``pilid_glass_hybrid``: a glass mode trained as the hybrid is: the library defaults train with
   their MLP, which is then dropped with its main effects kept in the shapes (the studies' lever
   ``keep="glass"``, `studies._levers.glass_part`): the model is its table;
+- ``pilid_deep_free_embed16``: the library defaults with the deep part (the MLP and the pair
+  terms) free of Eq. 11's penalty (``reg_groups="additive"``) and built as TabM's: the MLP reads
+  piecewise-linear embeddings of Phi, 16 numbers per feature, with dropout 0.1 (the studies'
+  levers ``deep_embedding=16``, ``deep_dropout=0.1``, `studies._levers.deep_embedding`);
 
 each on one thread (`THREADS`: ``n_jobs=1`` / ``n_threads=1``, which changes the time, not the
 model) and the neural peers on the CPU,
@@ -128,6 +132,11 @@ CANDIDATES = {
     "pilid_smooth_lam4": {"smoothness": "auto", "lam_choice": 0.05, "choice_members": 4},
     "pilid_smooth_auto": {"smoothness": "auto"},
     "pilid_glass_hybrid": {"keep": "glass"},
+    "pilid_deep_free_embed16": {
+        "reg_groups": "additive",
+        "deep_embedding": 16,
+        "deep_dropout": 0.1,
+    },
 }
 #: The models of PiLiD's engine, whose rows name its version (``engine``).
 ENGINE_MODELS = ("pilid", *CANDIDATES)
@@ -139,6 +148,7 @@ LABELS = {
     "pilid_smooth_lam4": "PiLiD smooth+lam/4",
     "pilid_smooth_auto": "PiLiD smooth=auto",
     "pilid_glass_hybrid": "PiLiD glass of hybrid",
+    "pilid_deep_free_embed16": "PiLiD free embed16",
     "ebm": "EBM",
     "lightgbm": "LightGBM",
     "realmlp": "RealMLP",

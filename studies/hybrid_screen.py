@@ -71,7 +71,8 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
   penalty on the additive part only (``reg_groups="additive"``, a parameter of the library), the
   deep part (the MLP and the pair terms, which `pilid.nn.pairs.DeepWithPairs` holds in it) free
   of it as TabM's MLP is of all but a small weight decay: alone, with dropout 0.1, and with
-  dropout and the embeddings;
+  dropout and the embeddings; ``hybrid_deep_free_embed16_nodrop``: the embeddings free of it
+  without dropout (whose masks cost CPU time);
 - ``hybrid_deep_free_heads4_bags4``, ``hybrid_deep_free_heads16_bags1``: the deep part free of
   the penalty, as k MLP heads beside one additive part trained on the mean of the heads' losses
   as TabM trains its members (``deep_heads=k``, `studies._levers.deep_heads`): 4 bag members of
@@ -196,6 +197,11 @@ VARIANTS = {
         False,
         False,
     ),
+    "hybrid_deep_free_embed16_nodrop": (
+        {"reg_groups": "additive", "deep_embedding": 16},
+        False,
+        False,
+    ),
     "hybrid_deep_free_heads4_bags4": (
         {"reg_groups": "additive", "deep_heads": 4, "n_bags": 4},
         False,
@@ -286,6 +292,19 @@ RUN_COMMANDS = (
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants hybrid_deep_free_heads4_bags4 hybrid_deep_free_heads16_bags1 "
     "> /tmp/free_heads.out 2>&1 &",
+    "then the embeddings free of the penalty without dropout, on the screening subset:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_deep_free_embed16_nodrop > /tmp/free_nodrop.out 2>&1 &",
+    "and the embeddings free of the penalty on the other suite tables, splits 0 and 1:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_deep_free_embed16 --tables chile default caravan ames slid cps1988 "
+    "deliveries > /tmp/free_all.out 2>&1 &",
+    "then, splits 2-4 (no part in the screening) to confirm it on the screening subset:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_deep_free_embed16 --splits 2 3 4 > /tmp/free_confirm.out 2>&1 &",
+    "and the deep part free of the penalty alone on the two large tables, splits 0 and 1:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_deep_free --tables diamonds hotel_rates > /tmp/free_alone_big.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
