@@ -73,6 +73,9 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
   of it as TabM's MLP is of all but a small weight decay: alone, with dropout 0.1, and with
   dropout and the embeddings; ``hybrid_deep_free_embed16_nodrop``: the embeddings free of it
   without dropout (whose masks cost CPU time);
+- ``glass_pairs_free``, ``glass_ebm_pairs_free``: the glass mode (without and with EBM's pair
+  budget) with its pair terms free of Eq. 11's penalty (``reg_groups="additive"``: the pair
+  terms are held in the deep part), the shapes under it;
 - ``hybrid_deep_free_heads4_bags4``, ``hybrid_deep_free_heads16_bags1``: the deep part free of
   the penalty, as k MLP heads beside one additive part trained on the mean of the heads' losses
   as TabM trains its members (``deep_heads=k``, `studies._levers.deep_heads`): 4 bag members of
@@ -202,6 +205,8 @@ VARIANTS = {
         False,
         False,
     ),
+    "glass_pairs_free": ({"hidden_layers": None, "reg_groups": "additive"}, False, False),
+    "glass_ebm_pairs_free": ({"hidden_layers": None, "reg_groups": "additive"}, True, False),
     "hybrid_deep_free_heads4_bags4": (
         {"reg_groups": "additive", "deep_heads": 4, "n_bags": 4},
         False,
@@ -305,6 +310,9 @@ RUN_COMMANDS = (
     "and the deep part free of the penalty alone on the two large tables, splits 0 and 1:",
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants hybrid_deep_free --tables diamonds hotel_rates > /tmp/free_alone_big.out 2>&1 &",
+    "then the glass mode's pair terms free of the penalty, on the screening subset:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants glass_pairs_free glass_ebm_pairs_free > /tmp/glass_free.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
