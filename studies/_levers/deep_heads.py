@@ -19,10 +19,12 @@ so regression trains on the mean of the heads' losses exactly when `HeadSpread` 
 to the loss. For the logistic loss the spread enters at the loss's second-order term where it is
 largest (p = 1/2): (1/8) (1/k) sum_i (h_i - d)^2, the mean of the heads' losses to second order
 at most. The spread is taken in the forward pass the loss reads (`HeadsMLP.spread`, training
-mode only).
+mode only), as the plain mean over the batch's rows: with sample weights the loss is weighted
+and the spread is not.
 
 Head 0 of trial t draws its start from the trial's own stream (`pilid.streams.STREAM_DEEP`), as
-`pilid.nn.mlp.EnsembleMLP` does, so ``k=1`` is PiLiD's MLP bit for bit; head i > 0 from the
+`pilid.nn.mlp.EnsembleMLP` does, so ``k=1`` starts at PiLiD's MLP's weights (its products are
+taken in another order, so a fit moves in float32's last digits); head i > 0 from the
 seed sequence (seed, STREAM_DEEP, i). Every weight has the trials as its first dimension (the
 heads second), so the trainer's per-trial early stopping and the T=1 copy of a trial work as for
 PiLiD's MLP.
