@@ -37,6 +37,7 @@ NAMES = [
     "keep",
     "deep_clip",
     "deep_heads",
+    "deep_choice",
 ]
 
 

@@ -106,12 +106,15 @@ def _fit_units(units: list, device, starts: dict | None = None) -> None:
     """Train `units` ((Trainable, Prepared) pairs) as ensembles (`fit_ensemble`), each trial's
     result kept by its estimator (`keep_trial`): trials stack when their
     training/validation row counts, missing-value columns, deep inputs, weighting and pair
-    terms agree, each with its own roughness and Omega weights (`_group_spec`: the candidates of
+    terms agree and they build their deep part alike and regularise the same parameters, each
+    with its own roughness and Omega weights (`_group_spec`: the candidates of
     ``smoothness="auto"`` train together); others form their own groups. The K trials of a
     softmax group (K classes) stay together, in order."""
     groups: dict[tuple, list[int]] = {}
     for i, (est, p) in enumerate(units):
-        key = (len(p.train_idx), len(p.val_idx), int(getattr(est, "_softmax_classes", 1)))
+        spec = est._train_spec()  # the group trains with its first unit's spec (`_group_spec`)
+        key = (type(spec.build_deep).__qualname__, spec.config.regularized)
+        key += (len(p.train_idx), len(p.val_idx), int(getattr(est, "_softmax_classes", 1)))
         key += (tuple(np.flatnonzero(_missing_of(p)).tolist()),)  # same missing-value columns
         key += (deep_width(p),)  # as many deep inputs (a one-hot feature: one per level)
         key += (p.train_weight is not None, p.weight is not None)  # weighted with weighted
