@@ -41,6 +41,10 @@ and, only when ``--models`` names it, a candidate for the next library default
   terms) free of Eq. 11's penalty (``reg_groups="additive"``) and built as TabM's: the MLP reads
   piecewise-linear embeddings of Phi, 16 numbers per feature, with dropout 0.1 (the studies'
   levers ``deep_embedding=16``, ``deep_dropout=0.1``, `studies._levers.deep_embedding`);
+- ``pilid_deep_choice16``: the library defaults choosing their deep part by inner validation:
+  the ``pairs="auto"`` candidates with PiLiD's deep part and with the one above (free of the
+  penalty, the embeddings, d=16, without dropout), each judged on its first 4 bag members, then
+  the chosen one's bag completed (the studies' levers ``deep_choice=16``, ``choice_members=4``);
 
 each on one thread (`THREADS`: ``n_jobs=1`` / ``n_threads=1``, which changes the time, not the
 model) and the neural peers on the CPU,
@@ -137,6 +141,7 @@ CANDIDATES = {
         "deep_embedding": 16,
         "deep_dropout": 0.1,
     },
+    "pilid_deep_choice16": {"deep_choice": 16, "choice_members": 4},
 }
 #: The models of PiLiD's engine, whose rows name its version (``engine``).
 ENGINE_MODELS = ("pilid", *CANDIDATES)
@@ -149,6 +154,7 @@ LABELS = {
     "pilid_smooth_auto": "PiLiD smooth=auto",
     "pilid_glass_hybrid": "PiLiD glass of hybrid",
     "pilid_deep_free_embed16": "PiLiD free embed16",
+    "pilid_deep_choice16": "PiLiD deep choice16/4",
     "ebm": "EBM",
     "lightgbm": "LightGBM",
     "realmlp": "RealMLP",

@@ -80,7 +80,12 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
   the penalty, as k MLP heads beside one additive part trained on the mean of the heads' losses
   as TabM trains its members (``deep_heads=k``, `studies._levers.deep_heads`): 4 bag members of
   4 heads each, and one model of 16 heads (``n_bags=1``), against the defaults' 16 members with
-  an additive part and an MLP each.
+  an additive part and an MLP each;
+- ``hybrid_deep_choice16_choose4``: the defaults' ``pairs="auto"`` candidates twice, with PiLiD's
+  deep part and with the deep part free of the penalty reading the embeddings (d=16, no
+  dropout), chosen by validation loss on each candidate's first 4 members, then only the chosen
+  one's other 12 (``deep_choice=16``, ``choice_members=4``): the embeddings where they help,
+  PiLiD's deep part where they do not.
 
 A variant whose parameters name a lever of `studies._levers.estimators.LEVERS` is fitted by
 ``PiLiDLeverRegressor`` / ``PiLiDLeverClassifier``, which compute PiLiD's fits at the levers'
@@ -217,6 +222,7 @@ VARIANTS = {
         False,
         False,
     ),
+    "hybrid_deep_choice16_choose4": ({"deep_choice": 16, "choice_members": 4}, False, False),
 }
 #: Variants measured whose code was taken out again after they lost: the commit that holds it.
 RETIRED = {"glass_finish": "3a05d08"}
@@ -313,6 +319,13 @@ RUN_COMMANDS = (
     "then the glass mode's pair terms free of the penalty, on the screening subset:",
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants glass_pairs_free glass_ebm_pairs_free > /tmp/glass_free.out 2>&1 &",
+    "then the choice by validation between PiLiD's deep part and the free embeddings, on the "
+    "screening subset, then on the other suite tables (the two large ones first):",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_deep_choice16_choose4 > /tmp/deep_choice.out 2>&1 &",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_deep_choice16_choose4 --tables diamonds hotel_rates chile default "
+    "caravan ames slid cps1988 deliveries > /tmp/deep_choice_big.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 

@@ -136,6 +136,48 @@ def test_a_signal_inside_omegaconf_waits_until_omegaconf_returns(name):
     assert signal.getsignal(signum) in (signal.SIG_DFL, None)  # the handler is restored
 
 
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM"), reason="POSIX signals")
+def test_a_signal_inside_hydra_waits_until_hydra_returns(monkeypatch, tmp_path):
+    """A signal that arrives while Hydra reads a config file (as it composes a sweep's next job)
+    lets the composition finish; ``Terminated`` comes right after, outside Hydra (raised inside,
+    Hydra's reader failed on its own clean-up: "cannot access local variable 'f'", exit 1)."""
+    import time
+
+    from hydra import compose, initialize_config_dir
+
+    from pilid.experiments.config import CONF_DIR
+    from pilid.experiments.interrupts import Terminated, signals_as_exceptions
+
+    if signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, None):
+        pytest.skip("SIGTERM is handled or ignored here, so the block leaves it alone")
+    events = []
+
+    def reading(real):
+        def read(self, res):
+            if not events:  # the first file only
+                events.append("signalled")
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.3)  # the handler runs in here, with Hydra's frames below
+            return real(self, res)
+
+        return read
+
+    composed = []
+    start = time.monotonic()
+    with pytest.raises(Terminated) as stop, signals_as_exceptions():
+        with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+            # Hydra loads its plugins' modules afresh as it starts: patch the class it uses
+            source = sys.modules["hydra._internal.core_plugins.importlib_resources_config_source"]
+            cls = source.ImportlibResourcesConfigSource
+            monkeypatch.setattr(cls, "_read_config", reading(cls._read_config))
+            composed.append(compose("config", overrides=[f"results_dir={tmp_path}"]))
+        time.sleep(10)  # the signal is raised here, once Hydra has returned
+    assert events == ["signalled"]
+    assert stop.value.signum == signal.SIGTERM
+    assert time.monotonic() - start < 5
+    assert composed and composed[0].results_dir == str(tmp_path)
+
+
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="POSIX signal masks")
 def test_a_held_back_signal_comes_back_where_the_signal_is_blocked():
     """The joblib launcher blocks SIGTERM in every thread and forwards the first one to the

@@ -285,6 +285,46 @@ def test_an_interrupt_between_two_short_writes_takes_the_append_back(tmp_path, m
     assert store.path.read_bytes() == before
 
 
+def test_an_interrupt_in_the_fsync_of_a_whole_append_keeps_its_records(tmp_path, monkeypatch):
+    """SIGHUP/SIGTERM arriving while the records' bytes are synced (a sweep signalled right as
+    a trial is recorded) keeps them: the trial is finished, and the run's line counts it (the
+    append used to be cut back, and the line said one trial fewer than the test had seen)."""
+    store = ResultStore(tmp_path)
+    store.append(_record(0))
+    inode = os.stat(store.path).st_ino
+    real = os.fsync
+
+    def fsync(fd):
+        if os.fstat(fd).st_ino == inode:
+            raise KeyboardInterrupt
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(KeyboardInterrupt):
+        store.extend([_record(1), _record(2)])
+    monkeypatch.undo()
+    assert [r["trial"] for r in store.records()] == [0, 1, 2]
+
+
+def test_a_failed_fsync_takes_the_append_back(tmp_path, monkeypatch):
+    store = ResultStore(tmp_path)
+    store.append(_record(0))
+    before = store.path.read_bytes()
+    inode = os.stat(store.path).st_ino
+    real = os.fsync
+
+    def fsync(fd):
+        if os.fstat(fd).st_ino == inode:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with pytest.raises(PilidError, match=r"cannot write results to .*\(Input/output error\)"):
+        store.append(_record(1))
+    monkeypatch.undo()
+    assert store.path.read_bytes() == before
+
+
 def test_other_write_errors_are_one_line_and_keep_the_file(tmp_path, monkeypatch):
     store = ResultStore(tmp_path)
     store.append(_record(0))

@@ -11,10 +11,12 @@ registers them with ``watch_settings``); in a single run, those of its setting.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 
@@ -48,23 +50,47 @@ TERMINATING = tuple(
 )
 
 
-#: Seconds between two looks, while a signal waits for the main thread to leave OmegaConf.
+#: Seconds between two looks, while a signal waits for the main thread to leave OmegaConf or
+#: Hydra.
 RETRY_SECONDS = 0.02
 
 
-def _inside_omegaconf(frame: Any) -> bool:
-    """Whether ``frame`` or a frame that called it runs OmegaConf's code: an exception raised
-    there can leave a config half-changed, and OmegaConf's clean-up then fails with another
-    error that hides the signal (Hydra composing a sweep's next job printed "'NoneType' object
-    has no attribute '_invalidate_flags_cache'" and exit 1 instead of the interrupted line)."""
+def _package_dir(module: Any) -> str:
+    return str(Path(module.__file__).resolve().parent) + os.sep
+
+
+#: pilid's folder and the project's Hydra plugins' (beside it, installed or in the checkout).
+_OURS = (
+    str(Path(__file__).resolve().parents[1]) + os.sep,
+    str(Path(__file__).resolve().parents[2] / "hydra_plugins") + os.sep,
+)
+
+
+def _inside_config_code(frame: Any) -> bool:
+    """Whether ``frame`` runs inside OmegaConf's or Hydra's own code: an exception raised there
+    can leave a config half-changed or a file half-read, and their clean-up then fails with
+    another error that hides the signal. Composing a sweep's next job, OmegaConf said "'NoneType'
+    object has no attribute '_invalidate_flags_cache'", and Hydra's config reader "cannot access
+    local variable 'f'", each with exit 1 instead of the interrupted line.
+
+    OmegaConf: any frame on the stack (a resolver's code runs inside it). Hydra: the nearest
+    frame that is Hydra's, pilid's or the project's Hydra plugins'; the task Hydra calls
+    (training) is pilid's, and a signal there is raised at once."""
+    import hydra
     import omegaconf
 
-    package = omegaconf.__file__.rsplit("__init__", 1)[0]
+    config, hydra_dir = _package_dir(omegaconf), _package_dir(hydra)
+    nearest = None
     while frame is not None:
-        if frame.f_code.co_filename.startswith(package):
+        name = os.path.realpath(frame.f_code.co_filename)
+        if name.startswith(config):
             return True
+        if nearest is None and name.startswith(_OURS):
+            nearest = "pilid"
+        elif nearest is None and name.startswith(hydra_dir):
+            nearest = "hydra"
         frame = frame.f_back
-    return False
+    return nearest == "hydra"
 
 
 @contextlib.contextmanager
@@ -73,7 +99,8 @@ def signals_as_exceptions() -> Iterator[None]:
     only where nobody else, e.g. submitit, handles the signal already, and where it is not
     ignored: SIGHUP under ``nohup``); SIGINT stays KeyboardInterrupt.
 
-    A signal that arrives while OmegaConf's code runs waits until it has returned (the signal
+    A signal that arrives while OmegaConf's or Hydra's code runs (`_inside_config_code`) waits
+    until it has returned (the signal
     is sent again every ``RETRY_SECONDS``; where the main thread blocks it, as the joblib
     launcher does in every thread before it forwards the first one alone, the handler is called
     through ``_thread.interrupt_main`` instead, since a signal sent would stay blocked), so that
@@ -90,7 +117,7 @@ def signals_as_exceptions() -> Iterator[None]:
 
     def handler(signum, frame):
         timers.pop(signum, None)
-        if closing.is_set() or _inside_omegaconf(frame):
+        if closing.is_set() or _inside_config_code(frame):
             pending.add(signum)
             if not closing.is_set():
                 blocked = hasattr(signal, "pthread_sigmask") and signum in signal.pthread_sigmask(

@@ -258,6 +258,8 @@ class ResultStore:
         between two short writes) is cut back to the file's size before it, so the file keeps
         its earlier records and ends on a whole line; it raises ``PilidError`` (one line: for a
         full disk, free space and run the same command to resume), or the interrupt itself.
+        An interrupt that comes once every byte is written (during the fsync) keeps the
+        records, which are whole: the trials they hold are finished and counted as recorded.
         """
         data = b"".join(encode_record(r) for r in records)
         if not data:
@@ -275,8 +277,12 @@ class ResultStore:
                 try:
                     _write_all(fd, data)
                     os.fsync(fd)
-                except BaseException:
-                    _truncate(fd, size)
+                except BaseException as error:
+                    # an interrupt once every byte is written (in the fsync, say) keeps the
+                    # whole records: the kernel still writes them out, and the run's line
+                    # counts them; a failed write or fsync takes the append back
+                    if isinstance(error, OSError) or os.fstat(fd).st_size != size + len(data):
+                        _truncate(fd, size)
                     raise
         except OSError as error:
             raise self._write_error(error) from error

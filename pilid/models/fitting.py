@@ -110,9 +110,9 @@ def _fit_units(units: list, device, starts: dict | None = None) -> None:
     with its own roughness and Omega weights (`_group_spec`: the candidates of
     ``smoothness="auto"`` train together); others form their own groups. The K trials of a
     softmax group (K classes) stay together, in order."""
+    specs = [est._train_spec() for est, _ in units]
     groups: dict[tuple, list[int]] = {}
-    for i, (est, p) in enumerate(units):
-        spec = est._train_spec()  # the group trains with its first unit's spec (`_group_spec`)
+    for i, ((est, p), spec) in enumerate(zip(units, specs)):
         key = (type(spec.build_deep).__qualname__, spec.config.regularized)
         key += (len(p.train_idx), len(p.val_idx), int(getattr(est, "_softmax_classes", 1)))
         key += (tuple(np.flatnonzero(_missing_of(p)).tolist()),)  # same missing-value columns
@@ -123,16 +123,16 @@ def _fit_units(units: list, device, starts: dict | None = None) -> None:
     for idx in groups.values():
         ests = [units[i][0] for i in idx]
         preps = [units[i][1] for i in idx]
-        trials = fit_ensemble(_group_spec(ests), preps, device, starts=starts)
+        group_spec = _group_spec([specs[i] for i in idx])  # the first unit's, with weights
+        trials = fit_ensemble(group_spec, preps, device, starts=starts)
         for est, prep, trial in zip(ests, preps, trials):
             keep_trial(est, trial, prep)
 
 
-def _group_spec(ests: list) -> TrainSpec:
-    """The `TrainSpec` of a group of units: the first one's, with each unit's own roughness and
-    Omega weights (``smoothness``, ``lam``) where they differ (candidates of
+def _group_spec(specs: list[TrainSpec]) -> TrainSpec:
+    """The `TrainSpec` of a group of units (their `specs`): the first one's, with each unit's
+    own roughness and Omega weights (``smoothness``, ``lam``) where they differ (candidates of
     ``smoothness="auto"`` trained as one ensemble: a weight per trial)."""
-    specs = [est._train_spec() for est in ests]
     spec = specs[0]
     weights = {}
     for key in ("smoothness", "lam"):
