@@ -278,6 +278,32 @@ def test_a_candidates_criterion_reads_its_own_csv_beside_the_suites(tmp_path, mo
     assert table.note.startswith("cand better than pilid on 1 of 2 tables")
 
 
+def test_also_joins_several_csvs_as_one_file_of_their_rows(tmp_path, monkeypatch):
+    """``:also:`` with two CSVs (a candidate's seeds written to a second file beside the suite's)
+    gives the criterion of one file holding all their rows."""
+    suite = _results()
+    ours = suite[suite["model"] == "pilid"].assign(
+        model="cand", value=suite.loc[suite["model"] == "pilid", "value"] - 0.1
+    )
+    first, second = ours.iloc[::2], ours.iloc[1::2]
+    assert len(first) and len(second)
+    (tmp_path / "results").mkdir()
+    suite.to_csv(tmp_path / "results" / "suite.csv", index=False)
+    first.to_csv(tmp_path / "results" / "cand.csv", index=False)
+    second.to_csv(tmp_path / "results" / "cand_more.csv", index=False)
+    pd.concat([suite, ours]).to_csv(tmp_path / "results" / "all.csv", index=False)
+    monkeypatch.setattr(study_tables, "ROOT", tmp_path)
+    options = {"also": "results/suite.csv results/cand_more.csv", "base": "cand", "digits": 3}
+    joined = study_tables.build("suite-criterion", "results/cand.csv", options)
+    whole = study_tables.build("suite-criterion", "results/all.csv", {"base": "cand", "digits": 3})
+    assert [list(map(str, r)) for r in joined.rows] == [list(map(str, r)) for r in whole.rows]
+    assert joined.note == whole.note
+    alone = study_tables.build(
+        "suite-criterion", "results/cand.csv", {"also": "results/suite.csv", "base": "cand"}
+    )
+    assert [list(map(str, r)) for r in alone.rows] != [list(map(str, r)) for r in whole.rows]
+
+
 def test_a_value_and_its_spread_never_wrap_apart_and_wide_tables_scroll():
     """The suite's tables: no breakable space beside a ``±`` in any cell of the views that
     show a spread; the site's stylesheet, listed in the Sphinx config, scrolls the generated

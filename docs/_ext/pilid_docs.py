@@ -110,8 +110,8 @@ class StudyTable(Directive):
         path = self.arguments[0]
         env = self.state.document.settings.env
         for key in ("", "against", "suite", "with", "also"):
-            csv = path if not key else self.options.get(key)
-            if csv:
+            csvs = path if not key else self.options.get(key)
+            for csv in study_tables._list(csvs) if key == "also" else [csvs] if csvs else []:
                 env.note_dependency(str(study_tables.ROOT / csv))
         options = {k: v for k, v in self.options.items() if k not in ("view", "caption")}
         try:

@@ -597,15 +597,15 @@ def only_tables(frame: pd.DataFrame, tables) -> pd.DataFrame:
 
 def build(view: str, path: str, options: dict) -> Table:
     """The `Table` of ``view`` on the CSV ``path`` with the directive's ``options`` (strings:
-    ``against``, ``suite``, ``with`` and ``with-variants``, ``also`` and ``base`` (a suite CSV
+    ``against``, ``suite``, ``with`` and ``with-variants``, ``also`` and ``base`` (suite CSVs
     whose rows join, and the model a criterion is of), ``splits``, ``variants``,
     ``tables``, ``baseline``, ``index``, ``columns``, ``values``, ``aggregate``, ``query``,
     ``size``, ``digits``, ``names``)."""
     if view not in VIEWS:
         raise ValueError(f"unknown view {view!r}; use one of {', '.join(VIEWS)}")
     frame = read(path)
-    if options.get("also"):  # a suite CSV's rows beside (a candidate's file and the suite's)
-        frame = script("dev_suite").with_rows_of(frame, read(options["also"]))
+    if options.get("also"):  # suite CSVs' rows beside (a candidate's files and the suite's)
+        frame = script("dev_suite").with_rows_of(frame, *map(read, _list(options["also"])))
     if options.get("with"):
         frame = with_rows(frame, read(options["with"]), _list(options.get("with-variants")))
     if options.get("tables"):
