@@ -384,6 +384,7 @@ def test_the_screening_views_read_paired_differences_in_the_metrics_direction():
     # the defaults: hmda 0.02 below EBM, wage 0.04 below EBM's MSE (better)
     assert by["defaults"]["beats EBM"] == "1 of 2" and by["defaults"]["beats defaults"] == "--"
     assert by["glass"]["fit s"] == "2.0" and by["glass"]["defaults' fit s"] == "1.0"
+    assert "REDUCED: 2 tables, splits 0, 1" in table.note  # the tables the rows hold
     wide = study_tables.screen_tables(rows, suite, "defaults")
     assert wide.header == ["variant", "hmda", "wage"]
     cells = {r[0]: r[1:] for r in wide.rows}
