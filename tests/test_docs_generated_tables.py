@@ -302,6 +302,13 @@ def test_also_joins_several_csvs_as_one_file_of_their_rows(tmp_path, monkeypatch
         "suite-criterion", "results/cand.csv", {"also": "results/suite.csv", "base": "cand"}
     )
     assert [list(map(str, r)) for r in alone.rows] != [list(map(str, r)) for r in whole.rows]
+    shown = study_tables.build(
+        "suite-criterion", "results/all.csv", {"base": "cand", "models": "ebm", "digits": 3}
+    )
+    assert shown.header == ["table", "metric", "vs ebm"]
+    assert [r[2] for r in shown.rows] == [r[3] for r in whole.rows]  # the same pairs as before
+    with pytest.raises(ValueError, match=":models: tabm: no rows"):
+        study_tables.build("suite-criterion", "results/all.csv", {"base": "cand", "models": "tabm"})
 
 
 def test_a_value_and_its_spread_never_wrap_apart_and_wide_tables_scroll():

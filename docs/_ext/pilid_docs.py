@@ -91,6 +91,7 @@ class StudyTable(Directive):
         "with-variants": directives.unchanged,
         "also": directives.unchanged,
         "base": directives.unchanged,
+        "models": directives.unchanged,
         "names": directives.unchanged,
         "splits": directives.unchanged,
         "variants": directives.unchanged,

@@ -587,6 +587,15 @@ def with_rows(levers: pd.DataFrame, other: pd.DataFrame, variants) -> pd.DataFra
     return pd.concat([levers, taken[levers.columns]], ignore_index=True)
 
 
+def only_models(frame: pd.DataFrame, models) -> pd.DataFrame:
+    """The rows of ``frame`` (a suite CSV and the files joined to it) of ``models``; a name
+    none of its rows has is an error."""
+    missing = sorted(set(models) - set(frame["model"]))
+    if missing:
+        raise ValueError(f":models: {', '.join(missing)}: no rows of that model in the CSVs")
+    return frame[frame["model"].isin(list(models))].reset_index(drop=True)
+
+
 def only_tables(frame: pd.DataFrame, tables) -> pd.DataFrame:
     """The rows of ``frame`` (a lever or suite CSV) on ``tables`` (a lever measured on some
     tables only, read beside rows that cover them all); a name the CSV lacks is an error."""
@@ -599,7 +608,8 @@ def only_tables(frame: pd.DataFrame, tables) -> pd.DataFrame:
 def build(view: str, path: str, options: dict) -> Table:
     """The `Table` of ``view`` on the CSV ``path`` with the directive's ``options`` (strings:
     ``against``, ``suite``, ``with`` and ``with-variants``, ``also`` and ``base`` (suite CSVs
-    whose rows join, and the model a criterion is of), ``splits``, ``variants``,
+    whose rows join, and the model a criterion is of), ``models`` (the suite's models to
+    keep, the ``base`` among them), ``splits``, ``variants``,
     ``tables``, ``baseline``, ``index``, ``columns``, ``values``, ``aggregate``, ``query``,
     ``size``, ``digits``, ``names``)."""
     if view not in VIEWS:
@@ -611,6 +621,8 @@ def build(view: str, path: str, options: dict) -> Table:
         frame = with_rows(frame, read(options["with"]), _list(options.get("with-variants")))
     if options.get("tables"):
         frame = only_tables(frame, _list(options["tables"]))
+    if options.get("models"):  # a suite CSV's models to show (a candidate beside the peers)
+        frame = only_models(frame, [*_list(options["models"]), options.get("base") or "pilid"])
     digits = int(options.get("digits") or 4)
     splits = tuple(int(s) for s in _list(options.get("splits")))
     variants = tuple(_list(options.get("variants")))
