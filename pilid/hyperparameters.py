@@ -389,6 +389,18 @@ PILID: tuple[Hyperparameter, ...] = (
         identity=0,
         doc="pair terms for FAST's first pairs (beyond the paper; 0: none)",
     ),
+    Hyperparameter(
+        name="deep_input",
+        default="columns",
+        constraint=(OneOf(("columns", "auto")),),
+        where="model",
+        paper="columns",
+        type=str,
+        identity="columns",
+        doc="the MLP's input: Eq. 6's columns, or 'auto': also candidates whose MLP reads "
+        "TabM's piecewise-linear embeddings free of lam, chosen by inner validation "
+        "(beyond the paper)",
+    ),
 )
 
 

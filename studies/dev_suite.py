@@ -44,7 +44,9 @@ and, only when ``--models`` names it, a candidate for the next library default
 - ``pilid_deep_choice16``: the library defaults choosing their deep part by inner validation:
   the ``pairs="auto"`` candidates with PiLiD's deep part and with the one above (free of the
   penalty, the embeddings, d=16, without dropout), each judged on its first 4 bag members, then
-  the chosen one's bag completed (the studies' levers ``deep_choice=16``, ``choice_members=4``);
+  the chosen one's bag completed (the library's ``deep_input="auto"``,
+  `pilid.models.shape_choice`; its rows were fitted as the studies' levers ``deep_choice=16``,
+  ``choice_members=4``, which computed the same fits before the library took them);
 
 each on one thread (`THREADS`: ``n_jobs=1`` / ``n_threads=1``, which changes the time, not the
 model) and the neural peers on the CPU,
@@ -141,7 +143,7 @@ CANDIDATES = {
         "deep_embedding": 16,
         "deep_dropout": 0.1,
     },
-    "pilid_deep_choice16": {"deep_choice": 16, "choice_members": 4},
+    "pilid_deep_choice16": {"deep_input": "auto"},
 }
 #: The models of PiLiD's engine, whose rows name its version (``engine``).
 ENGINE_MODELS = ("pilid", *CANDIDATES)

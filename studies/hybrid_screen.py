@@ -84,8 +84,9 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
 - ``hybrid_deep_choice16_choose4``: the defaults' ``pairs="auto"`` candidates twice, with PiLiD's
   deep part and with the deep part free of the penalty reading the embeddings (d=16, no
   dropout), chosen by validation loss on each candidate's first 4 members, then only the chosen
-  one's other 12 (``deep_choice=16``, ``choice_members=4``): the embeddings where they help,
-  PiLiD's deep part where they do not.
+  one's other 12 (the library's ``deep_input="auto"``; fitted as the levers ``deep_choice=16``,
+  ``choice_members=4``, which computed the same fits before the library took them): the
+  embeddings where they help, PiLiD's deep part where they do not.
 
 A variant whose parameters name a lever of `studies._levers.estimators.LEVERS` is fitted by
 ``PiLiDLeverRegressor`` / ``PiLiDLeverClassifier``, which compute PiLiD's fits at the levers'
@@ -222,7 +223,7 @@ VARIANTS = {
         False,
         False,
     ),
-    "hybrid_deep_choice16_choose4": ({"deep_choice": 16, "choice_members": 4}, False, False),
+    "hybrid_deep_choice16_choose4": ({"deep_input": "auto"}, False, False),
 }
 #: Variants measured whose code was taken out again after they lost: the commit that holds it.
 RETIRED = {"glass_finish": "3a05d08"}

@@ -1,7 +1,7 @@
-"""The levers ``deep_embedding`` and ``deep_dropout`` of the studies (`studies._levers`; TabM's
-deep part, screened): the embeddings against an independent computation from dense Phi
-(Definition 2), the MLP without them against PiLiD's, the neutral values against PiLiD's fit,
-and dropout's fits reproduced from the seed.
+"""The embedded deep part (`pilid.nn.embedding`, TabM's) and the levers ``deep_embedding`` and
+``deep_dropout`` of the studies (`studies._levers`; screened): the embeddings against an
+independent computation from dense Phi (Definition 2), the MLP without them against PiLiD's,
+the neutral values against PiLiD's fit, and dropout's fits reproduced from the seed.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ import pytest
 import torch
 
 from pilid import PiLiDRegressor
+from pilid.nn.embedding import embeddings
 from pilid.nn.mlp import EnsembleMLP
 from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact, phi_numpy
 from studies._levers import with_levers
-from studies._levers.deep_embedding import EmbeddedMLP, embeddings
+from studies._levers.deep_embedding import EmbeddedMLP
 
 SMALL = dict(hidden_layers=(8,), n_bags=2, random_state=0, device="cpu", epochs=8, pairs=0)
 

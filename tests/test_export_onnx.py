@@ -125,6 +125,31 @@ def test_the_graph_takes_any_number_of_rows_and_is_saved(credit, tmp_path):
     assert feeds["Home"].dtype == object and feeds["Income"].dtype == np.float64
 
 
+def test_a_model_whose_mlp_reads_the_embeddings_exports_with_text_and_missing_values():
+    """``deep_input="auto"`` that chose TabM's MLP on the embeddings of Phi (`pilid.nn.embedding`):
+    the graph reads them from the same rows, text, NaN and unseen levels included."""
+    rng = np.random.default_rng(0)
+    n = 600
+    X = pd.DataFrame(
+        {
+            "a": rng.normal(size=n),
+            "b": rng.normal(size=n),
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "d": rng.normal(size=n),
+        }
+    )
+    X.loc[rng.random(n) < 0.1, "a"] = np.nan
+    z = np.nan_to_num(X["a"]) * X["b"] + np.sin(2 * X["d"]) + (X["colour"] == "red") * X["b"]
+    y = (z + 0.1 * rng.normal(size=n) > 0).astype(int)
+    model = PiLiDClassifier(
+        deep_input="auto", hidden_layers=(8,), n_bags=6, **{**SMALL, "epochs": 8}
+    )
+    model.fit(X.iloc[:500], y[:500])
+    chosen = model.shape_choice_[model.shape_choice_["chosen"]]
+    assert chosen["deep_input"].item() == "embeddings"
+    _check(to_onnx(model, X.head(5)), model, _odd_rows(X.iloc[500:], "colour", "a", "b"))
+
+
 def test_a_numeric_regression_from_an_array():
     X, y = make_friedman1(n_samples=300, random_state=0)
     model = PiLiDRegressor(gamma=6, hidden_layers=(16, 8), n_bags=2, **SMALL).fit(X[:240], y[:240])

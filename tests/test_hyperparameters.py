@@ -48,6 +48,7 @@ BAD = {
     "deep_categorical": "embed",
     "smoothness": -0.1,
     "pairs": -1,
+    "deep_input": "embeddings",
 }
 
 
@@ -170,6 +171,7 @@ def test_the_keys_left_out_of_the_setting_id_are_the_declared_identities():
             "monotone_constraints": None,
             "smoothness": 0.0,
             "pairs": 0,
+            "deep_input": "columns",
         }
     )
     for p in hp.model_keys(hp.PILID):  # the paper's runs take the value that is not hashed
@@ -188,7 +190,7 @@ def test_a_composed_config_hashes_the_declared_keys_but_those_at_identity():
     declared = {p.name for p in hp.model_keys(hp.PILID)}
     assert set(paper) == declared - set(hp.identities(hp.PILID)) | {"name"}
     at_identity = {p.name for p in hp.model_keys(hp.PILID) if p.default == p.identity}
-    assert at_identity == {"monotone_constraints"}
+    assert at_identity == {"monotone_constraints", "deep_input"}
     assert set(library) == declared - at_identity | {"name"}
     assert library["n_bags"] == 16 and library["smoothness"] == "rows"
 

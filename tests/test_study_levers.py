@@ -37,7 +37,6 @@ NAMES = [
     "keep",
     "deep_clip",
     "deep_heads",
-    "deep_choice",
 ]
 
 

@@ -429,13 +429,18 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         return bagging.bag_members(self, prep, n_bags)
 
     def _collect(self) -> None:
-        if "_candidates" in self.__dict__:
+        if "_candidates" in self.__dict__ or "_chosen" in self.__dict__:  # a choice's steps
             shape_choice.collect(self)
             return
         if "_bag" in self.__dict__:
             bagging.collect_bag(self)
         if "_classes" in self.__dict__:
             multiclass.collect_classes(self)
+
+    def _more_members(self) -> list:
+        """`Trainable._more_members`: after a choice on the candidates' first members, the
+        chosen candidate's other members (`pilid.models.shape_choice.more_members`)."""
+        return shape_choice.more_members(self)
 
     def _multiclass(self) -> bool:
         """Fitted on K > 2 classes: the class members (`pilid.models.multiclass`) hold it."""

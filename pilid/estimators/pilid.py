@@ -37,6 +37,7 @@ from pilid.models.monotone import (
 from pilid.models.outputs import ClassifierOutput, RegressorOutput
 from pilid.models.pair_choice import fast_pairs
 from pilid.models.params import Choice, ParamError, Satisfies, is_whole, sklearn_constraints
+from pilid.nn.embedding import EmbeddedBuilder
 from pilid.nn.mlp import PAPER_HIDDEN_LAYERS
 from pilid.streams import STREAM_GRID_ROWS, trial_rng
 from pilid.train.batched import SAMPLE_ROWS, sample_rows
@@ -177,6 +178,18 @@ _PILID_DOC = (
         chosen among those the same way (FAST's first k pairs for each k; with no rows to
         choose on, the fewest). Regression or two classes (with K > 2 classes ``"auto"`` or
         a list has no candidate with pairs).
+    deep_input : {"columns", "auto"}, default="columns"
+        What the MLP reads (beyond the paper). ``"columns"``: the standardised columns of
+        Eq. 6 [the paper's]. ``"auto"``: chosen by inner validation (`pilid.models.shape_choice`):
+        every ``pairs`` / ``smoothness`` candidate is trained twice, with that MLP and with
+        TabM's (Gorishniy et al., ICLR 2025), an MLP of the same layers on piecewise-linear
+        embeddings of Phi, 16 numbers per feature (`pilid.nn.embedding`), which Eq. 11's
+        penalty leaves free (``reg_groups="additive"``); each candidate trains the first 4
+        members of its bag, the one of lower validation loss is kept and trains its other
+        members (``shape_choice_`` lists each candidate's ``deep_input``). The additive part
+        and its purified shapes are read as with the columns. With ``hidden_layers=None``,
+        monotone constraints (the embeddings read every feature) or no rows to choose on:
+        the columns.
     verbose : bool, default=False
         A progress bar with the epoch losses.
     n_bags : int, default=16
@@ -266,6 +279,7 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         deep_categorical=_DEFAULTS["deep_categorical"],
         smoothness=_DEFAULTS["smoothness"],
         pairs=_DEFAULTS["pairs"],
+        deep_input=_DEFAULTS["deep_input"],
     ):
         self.gamma = gamma
         self.knots = knots
@@ -291,12 +305,24 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         self.deep_categorical = deep_categorical
         self.smoothness = smoothness
         self.pairs = pairs
+        self.deep_input = deep_input
+
+    def _deep_builder(self):
+        """PiLiD's MLP (`pilid.nn.mlp.MLPBuilder`), or for a candidate of ``deep_input="auto"``
+        that embeds (`pilid.models.shape_choice`) TabM's MLP on the embeddings of its data's
+        Phi (`pilid.nn.embedding.EmbeddedBuilder`)."""
+        d = self.__dict__.get("_deep_embedding")
+        if d is None or self.hidden_layers is None:
+            return super()._deep_builder()
+        return EmbeddedBuilder(self.hidden_layers, self.sigma, self._deep_knots, d)
 
     def _prepare(self, X, y, sample_weight=None):
         """`pilid.train.Trainable._prepare`, then the pairs of the pair terms (``pairs``,
         `pilid.models.pair_choice.fast_pairs` on the training rows; ``"auto"``: `AUTO_PAIRS`
         for the candidate that has them, `pilid.models.shape_choice`): `Prepared.pairs` and
         ``pairs_``."""
+        for attr in ("_deep_embedding", "_deep_knots"):  # a candidate's, kept from a last fit
+            self.__dict__.pop(attr, None)
         prep = super()._prepare(X, y, sample_weight)
         # what `interaction_grid` needs of the training rows (a background, the ranges)
         keep_grid_rows(self, prep.X[prep.train_idx], trial_rng(prep.seed, STREAM_GRID_ROWS))

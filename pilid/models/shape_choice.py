@@ -23,6 +23,15 @@ together, and on few rows even then they lose to few pieces. Explicit pair terms
   lists them all;
 * with no such rows (``patience=None`` and one model) ``smoothness="auto"`` refuses in one line
   and ``pairs="auto"``, a default, takes no pair terms (`chooses`).
+
+``deep_input="auto"`` chooses the deep part the same way (`chooses_deep`): every candidate above
+is trained twice, with PiLiD's MLP on the standardised columns (Eq. 6) and with TabM's MLP on
+piecewise-linear embeddings of Phi (`pilid.nn.embedding`) free of Eq. 11's penalty
+(``reg_groups="additive"``). Each candidate's bag then trains its first `CHOICE_MEMBERS`
+members only; they choose (``shape_choice_`` lists their losses and each candidate's
+``deep_input``), and the chosen candidate trains its other members (`collect` twice, the
+estimator's ``_more_members`` between): the bag of the chosen candidate whose members are a
+full bag's.
 """
 
 from __future__ import annotations
@@ -37,20 +46,27 @@ from sklearn.base import clone
 
 from pilid.errors import PilidError
 from pilid.models.pair_choice import AUTO_PAIRS
+from pilid.nn.embedding import EMBEDDING_SIZE
 from pilid.nn.piecewise import fit_knots
 from pilid.train.batched import sample_rows
 
 __all__ = [
     "CANDIDATES",
+    "CHOICE_MEMBERS",
+    "EMBEDDED",
     "SMOOTH_PIECES",
     "SMOOTH_WEIGHT",
     "candidate_members",
     "choose",
     "chooses",
+    "chooses_deep",
     "collect",
+    "first_members",
     "has_rows_to_choose_on",
+    "more_members",
     "out_of_bag_mean",
     "pair_counts",
+    "split_first_members",
 ]
 
 #: The pieces per feature of the smooth candidate when ``gamma="auto"``.
@@ -58,6 +74,11 @@ SMOOTH_PIECES = 40
 #: The smooth candidate's roughness weight (chosen on the development suite among 20 and 40
 #: pieces at several weights; the documentation's study pages).
 SMOOTH_WEIGHT = 0.1
+#: The bag members of each candidate that train before a choice of the deep part
+#: (``deep_input="auto"``; chosen on the development suite with the choice itself).
+CHOICE_MEMBERS = 4
+#: A candidate's ``deep_input`` when its MLP reads the embeddings (`pilid.nn.embedding`).
+EMBEDDED = "embeddings"
 
 
 def pair_counts(pairs) -> tuple[int, ...] | None:
@@ -70,12 +91,13 @@ def pair_counts(pairs) -> tuple[int, ...] | None:
     return None
 
 
-def candidates(gamma, smoothness="auto", pairs=0) -> list[dict]:
+def candidates(gamma, smoothness="auto", pairs=0, deep=False) -> list[dict]:
     """The candidates' parameters for an estimator's ``gamma``, ``smoothness`` and ``pairs``
     (only those set to ``"auto"``, or ``pairs`` to a list, vary): ``smoothness="auto"``, its own
     pieces unpenalised and `SMOOTH_PIECES` (``gamma="auto"``) or its gamma with
     ``smoothness=SMOOTH_WEIGHT``; ``pairs``, each number of `pair_counts` (``"auto"``: 0 and
-    `AUTO_PAIRS`); both: every combination, pieces first."""
+    `AUTO_PAIRS`); both: every combination, pieces first. With `deep` (`chooses_deep`) each
+    again with ``deep_input`` `EMBEDDED`, after them all."""
     shapes = [{}]
     if smoothness == "auto":
         smooth_gamma = SMOOTH_PIECES if isinstance(gamma, str) else gamma
@@ -85,7 +107,8 @@ def candidates(gamma, smoothness="auto", pairs=0) -> list[dict]:
         ]
     counts = pair_counts(pairs)
     terms = [{}] if counts is None else [{"pairs": k} for k in counts]
-    return [{**shape, **term} for shape in shapes for term in terms]
+    found = [{**shape, **term} for shape in shapes for term in terms]
+    return [*found, *({**c, "deep_input": EMBEDDED} for c in found)] if deep else found
 
 
 CANDIDATES = candidates("auto")
@@ -96,10 +119,22 @@ def smoothness_is_auto(est) -> bool:
     return getattr(est, "smoothness", 0.0) == "auto"
 
 
+def chooses_deep(est) -> bool:
+    """Whether `est` chooses its deep part (``deep_input="auto"``): beside an MLP and without
+    monotone constraints (the embeddings read every feature, and a constrained one must stay
+    out of the deep part)."""
+    return (
+        getattr(est, "deep_input", "columns") == "auto"
+        and getattr(est, "hidden_layers", None) is not None
+        and getattr(est, "monotone_constraints", None) is None
+    )
+
+
 def is_auto(est) -> bool:
-    """Whether `est` chooses among candidates (``smoothness`` is ``"auto"``, or ``pairs``
-    ``"auto"`` or a list of numbers)."""
-    return smoothness_is_auto(est) or pair_counts(getattr(est, "pairs", 0)) is not None
+    """Whether `est` chooses among candidates (``smoothness`` is ``"auto"``, ``pairs``
+    ``"auto"`` or a list of numbers, or `chooses_deep`)."""
+    pairs_auto = pair_counts(getattr(est, "pairs", 0)) is not None
+    return smoothness_is_auto(est) or pairs_auto or chooses_deep(est)
 
 
 def has_rows_to_choose_on(est, prep) -> bool:
@@ -138,15 +173,23 @@ def candidate_members(est, prep) -> list[tuple]:
     pairs = getattr(est, "pairs", 0)
     smoothness = getattr(est, "smoothness", 0.0)
     found = 0 if prep.pairs is None else len(prep.pairs)  # none found (or K > 2 classes): 0
+    deep = chooses_deep(est)
     choices = []
-    for choice in candidates(est.gamma, smoothness, pairs):
+    for choice in candidates(est.gamma, smoothness, pairs, deep):
         if "pairs" in choice:  # as many pairs as were found at most; each count once
             choice = {**choice, "pairs": min(int(choice["pairs"]), found)}
         if choice not in choices:
             choices.append(choice)
     for choice in choices:
+        embedded = choice.pop("deep_input", None) == EMBEDDED
+        if deep:  # a candidate chooses no further; an embedded one's MLP is free of lam
+            choice = {**choice, "deep_input": "columns"}
+        if embedded:
+            choice = {**choice, "reg_groups": "additive"}
         member = clone(est).set_params(**choice)
         member.__dict__.update(shared)
+        if embedded:
+            member._deep_embedding = EMBEDDING_SIZE
         data = prep  # the estimator's own pieces (its `gamma_`) and pairs
         if "smoothness" in choice:
             member.smoothness_ = float(choice["smoothness"])
@@ -164,9 +207,45 @@ def candidate_members(est, prep) -> list[tuple]:
             member.pairs_ = list(est.pairs_[: choice["pairs"]])
             data = dataclasses.replace(data, pairs=prep.pairs[: choice["pairs"]])
         members.append(member)
-        bags.append(member._members(data))
+        units = member._members(data)
+        if embedded:  # each unit's MLP embeds its data's Phi
+            for unit, unit_data in units:
+                unit._deep_knots = unit_data.knots
+        bags.append(units)
     est._candidates = (prep, members)
-    return [unit for bag in bags for unit in bag]
+    first = CHOICE_MEMBERS if deep else None
+    return split_first_members(est, [unit for bag in bags for unit in bag], first)
+
+
+def first_members(members: list, first: int | None) -> int | None:
+    """How many of each candidate's bag members train before the choice: `first` (None: all
+    of them), where every candidate is a bag with more members than that (a regression or two
+    classes: K > 2 classes' candidates hold class members, which train whole)."""
+    bags = [getattr(m, "_bag", (None, []))[1] for m in members]
+    if first is None or any(len(bag) <= first for bag in bags):
+        return None
+    return int(first)
+
+
+def split_first_members(est, units: list, first: int | None) -> list:
+    """The units of `candidate_members` (`units`, each candidate's in turn) cut to each
+    candidate's first `first` members (`first_members`); the rest is kept in
+    ``est._candidates`` for the chosen candidate (`collect`). Unchanged where every member
+    trains before the choice."""
+    prep, members = est._candidates[:2]
+    first = first_members(members, first)
+    if first is None:
+        return units
+    bags, start = [], 0
+    for member in members:
+        size = len(member._bag[1])
+        bags.append(units[start : start + size])
+        start += size
+    rest = [(member._bag[0], bag[first:]) for member, bag in zip(members, bags)]
+    for member in members:
+        member._bag = (member._bag[0], member._bag[1][:first])
+    est._candidates = (prep, members, rest)
+    return [unit for bag in bags for unit in bag[:first]]
 
 
 def _row_loss(est, raw: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -248,28 +327,53 @@ def choose(members: list, prep, loss=None) -> tuple[int, pd.DataFrame]:
         member._collect()
         losses.append(loss(member, prep))
     best = int(np.argmin(losses))
-    choice = pd.DataFrame(
-        {
-            "gamma": [m.gamma_ for m in members],
-            "smoothness": [m.smoothness_ for m in members],
-            "pairs": [len(getattr(m, "pairs_", [])) for m in members],
-            "val_loss": losses,
-            "chosen": [i == best for i in range(len(members))],
-        }
-    )
-    return best, choice
+    columns = {
+        "gamma": [m.gamma_ for m in members],
+        "smoothness": [m.smoothness_ for m in members],
+        "pairs": [len(getattr(m, "pairs_", [])) for m in members],
+    }
+    if any("_deep_embedding" in m.__dict__ for m in members):
+        columns["deep_input"] = [_deep_input(m) for m in members]
+    columns |= {"val_loss": losses, "chosen": [i == best for i in range(len(members))]}
+    return best, pd.DataFrame(columns)
 
 
-def collect(est) -> None:
-    """`Trainable._collect` of an estimator with ``smoothness="auto"`` or ``pairs="auto"``: each
-    candidate gathers its members, and the estimator takes the fitted attributes of the one with
-    the lower validation loss (the first on a tie; one that diverged only if all did), plus
+def _deep_input(member) -> str:
+    """A candidate's deep input: the columns (Eq. 6) or the embeddings (`EMBEDDED`)."""
+    return EMBEDDED if "_deep_embedding" in member.__dict__ else "columns"
+
+
+def collect(est, loss=None) -> None:
+    """`Trainable._collect` of an estimator with ``smoothness="auto"``, ``pairs="auto"`` or
+    ``deep_input="auto"``: each candidate gathers its members, and the estimator takes the
+    fitted attributes of the one with the lower validation loss (``loss``, default
+    `validation_loss`; the first on a tie; one that diverged only if all did), plus
     ``shape_choice_``: per candidate ``gamma``, ``smoothness``, ``pairs`` (how many pair
-    terms), ``val_loss``, ``chosen``."""
-    prep, members = est.__dict__.pop("_candidates")
-    best, choice = choose(members, prep)
-    _take_fitted(est, members[best])
+    terms), ``deep_input`` (when chosen), ``val_loss``, ``chosen``. Where the candidates
+    trained their first members (`split_first_members`) it runs twice: after those (the
+    choice; the chosen candidate's other members train next, ``_more_members``), then after
+    those (the chosen candidate's whole bag)."""
+    chosen = est.__dict__.pop("_chosen", None)
+    if chosen is not None:  # the chosen candidate's other members have trained: its whole bag
+        chosen._collect()
+        _take_fitted(est, chosen)
+        return
+    prep, members, *rest = est.__dict__.pop("_candidates")
+    best, choice = choose(members, prep, loss)
+    chosen = members[best]
+    if rest and not getattr(chosen, "diverged_", None):  # its other members train next
+        bag_prep, others = rest[0][best]
+        chosen._bag = (bag_prep, [*chosen.estimators_, *(m for m, _ in others)])
+        est._chosen, est._rest_of_chosen = chosen, others
+    else:
+        _take_fitted(est, chosen)
     est.shape_choice_ = choice
+
+
+def more_members(est) -> list:
+    """`Trainable._more_members` after a choice on the candidates' first members (`collect`):
+    the chosen candidate's other members; else none."""
+    return est.__dict__.pop("_rest_of_chosen", None) or []
 
 
 def _take_fitted(est, chosen) -> None:

@@ -6,6 +6,8 @@ Guo et al., IJCAI 2020, Section 3, bottom-up:
 - `additive`: the piecewise-linear component u_j = omega_j sum_k (w_k phi_k + b_k) (Eq. 10)
   and Algorithm 1's least-squares start.
 - `mlp`: the deep component, the paper's MLP (Eq. 6-8).
+- `embedding`: the deep component as TabM builds it, the MLP on piecewise-linear embeddings of
+  Phi (beyond the paper).
 - `gates`: hard-concrete L0 gates (Louizos et al. 2018) and the order penalties of PiLiB
   (L_K', Section 3.3) and NIT (L_K).
 - `blocks`: B gated MLP blocks (PiLiB's and NIT's deep component).

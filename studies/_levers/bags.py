@@ -9,13 +9,12 @@
   ``smoothness="auto"``) then reads every fit row out of some members' bags (`out_of_bag`,
   `validation_loss`) instead of the shared held-out rows, which no longer exist; with K > 2
   classes too (their candidates' class members are bags).
-* ``choice_members = k``: each candidate's bag trains its first k members
-  (`split_first_members`), they choose (their loss is the one ``shape_choice_`` lists), and only
-  the chosen candidate trains its other members (`collect`, then the estimator's
-  ``_more_members``): a bag of the chosen candidate whose members are those of a full bag.
+* ``choice_members = k``: each candidate's bag trains its first k members, they choose, and
+  only the chosen candidate trains its other members: the library's choice of
+  ``deep_input="auto"`` (`pilid.models.shape_choice.split_first_members`, `collect` twice) at
+  k for any choice among candidates.
 
-Each is the library's computation with the lever's change and nothing else (`collect` is
-`pilid.models.shape_choice.collect` with the two steps of ``choice_members``).
+Each is the library's computation with the lever's change and nothing else.
 """
 
 from __future__ import annotations
@@ -138,58 +137,13 @@ def validation_loss(est, prep) -> float:
     return float(np.average(loss, weights=weight))
 
 
-def first_members(est, members: list) -> int | None:
-    """How many of each candidate's bag members train before the choice: ``choice_members``
-    (None: all of them), where every candidate is a bag with more members than that (a
-    regression or two classes: K > 2 classes' candidates hold class members, which train
-    whole)."""
-    first = getattr(est, "choice_members", None)
-    bags = [getattr(m, "_bag", (None, []))[1] for m in members]
-    if first is None or any(len(bag) <= first for bag in bags):
-        return None
-    return int(first)
-
-
 def split_first_members(est, units: list) -> list:
-    """The units of `pilid.models.shape_choice.candidate_members` (`units`, each candidate's in
-    turn) cut to each candidate's first ``choice_members`` members (`first_members`); the rest
-    is kept in ``est._candidates`` for the chosen candidate (`collect`). Unchanged where every
-    member trains before the choice."""
-    prep, members = est._candidates[:2]
-    first = first_members(est, members)
-    if first is None:
-        return units
-    bags, start = [], 0
-    for member in members:
-        size = len(member._bag[1])
-        bags.append(units[start : start + size])
-        start += size
-    rest = [(member._bag[0], bag[first:]) for member, bag in zip(members, bags)]
-    for member in members:
-        member._bag = (member._bag[0], member._bag[1][:first])
-    est._candidates = (prep, members, rest)
-    return [unit for bag in bags for unit in bag[:first]]
+    """`pilid.models.shape_choice.split_first_members` at ``choice_members``: each
+    candidate's first members train before the choice, the chosen one's others after it."""
+    return shape_choice.split_first_members(est, units, getattr(est, "choice_members", None))
 
 
 def collect(est) -> None:
-    """`pilid.models.shape_choice.collect` with the levers: each candidate gathers its
-    members, the one of lower `validation_loss` is kept (the first on a tie) and
-    ``shape_choice_`` lists them. With ``choice_members`` it runs twice: after the candidates'
-    first members (the choice; the chosen one's other members train next, ``_more_members``),
-    then after those (the chosen candidate's whole bag)."""
-    chosen = est.__dict__.pop("_chosen", None)
-    if chosen is not None:  # the chosen candidate's other members have trained: its whole bag
-        chosen._collect()
-        shape_choice._take_fitted(est, chosen)
-        return
-    prep, members, *rest = est.__dict__.pop("_candidates")
-    rest = rest[0] if rest else []  # each candidate's members left to train (`choice_members`)
-    best, choice = shape_choice.choose(members, prep, validation_loss)
-    chosen = members[best]
-    if rest and not getattr(chosen, "diverged_", None):  # its other members train next
-        bag_prep, others = rest[best]
-        chosen._bag = (bag_prep, [*chosen.estimators_, *(m for m, _ in others)])
-        est._chosen, est._rest_of_chosen = chosen, others
-    else:
-        shape_choice._take_fitted(est, chosen)
-    est.shape_choice_ = choice
+    """`pilid.models.shape_choice.collect` with the choice's loss of the levers
+    (`validation_loss`), in its two steps after a choice on the first members."""
+    shape_choice.collect(est, validation_loss)

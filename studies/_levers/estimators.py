@@ -22,9 +22,6 @@ hands on to PiLiD's own where the lever is neutral.
   layout and `_deep_builder` gives it TabM's deep part, piecewise-linear embeddings and
   dropout, or RealMLP's smooth clipping of the inputs
   (`studies._levers.deep_embedding`).
-* ``deep_choice=d``: `_members` adds the candidates of ``pairs="auto"`` / ``smoothness="auto"``
-  with the deep part free of Eq. 11's penalty and reading d-number embeddings, and the choice
-  takes the better (`_deep_candidates`).
 * ``deep_heads=k``: `_deep_builder` gives each unit one MLP of k heads beside its additive part,
   `_phases` and `_penalty_term` train it on the mean of the heads' losses, as TabM trains its
   members (`studies._levers.deep_heads`).
@@ -151,13 +148,6 @@ LEVERS: tuple[hp.Hyperparameter, ...] = (
         where="none",
         doc="k MLP heads beside one additive part, trained on their losses' mean (None: one)",
     ),
-    hp.Hyperparameter(
-        name="deep_choice",
-        default=None,
-        constraint=(hp.Integers(1), None),
-        where="none",
-        doc="the candidates also with a deep part free of lam reading d-number embeddings",
-    ),
 )
 _LEVER = hp.defaults(LEVERS)
 _PILID = hp.defaults(hp.PILID)
@@ -197,6 +187,7 @@ class _Levers:
         deep_categorical=_PILID["deep_categorical"],
         smoothness=_PILID["smoothness"],
         pairs=_PILID["pairs"],
+        deep_input=_PILID["deep_input"],
         *,
         schedule=_LEVER["schedule"],
         lr_decay=_LEVER["lr_decay"],
@@ -211,7 +202,6 @@ class _Levers:
         keep=_LEVER["keep"],
         deep_clip=_LEVER["deep_clip"],
         deep_heads=_LEVER["deep_heads"],
-        deep_choice=_LEVER["deep_choice"],
     ):
         super().__init__(
             gamma=gamma,
@@ -238,6 +228,7 @@ class _Levers:
             deep_categorical=deep_categorical,
             smoothness=smoothness,
             pairs=pairs,
+            deep_input=deep_input,
         )
         self.schedule = schedule
         self.lr_decay = lr_decay
@@ -252,7 +243,6 @@ class _Levers:
         self.keep = keep
         self.deep_clip = deep_clip
         self.deep_heads = deep_heads
-        self.deep_choice = deep_choice
 
     # -- schedule, lr_decay ----------------------------------------------------------------------
     def _phases(self) -> list[Phase]:
@@ -336,6 +326,7 @@ class _Levers:
         with ``choice_members`` each candidate's first members (`bags.split_first_members`);
         with ``deep_ensemble="shared"`` a bag's members carry their bag's seeds
         (`SHARED_BAG`); with `_embedded`, each unit its data's Phi layout (``_deep_knots``)."""
+        self._check_deep_input()
         own_bag = (
             bags.owns_validation(self)
             and int(self.n_bags) > 1
@@ -348,8 +339,6 @@ class _Levers:
             units = super()._members(prep)
         if "_candidates" in self.__dict__ and self.lam_choice is not None:
             units = self._lam_candidates(prep, units)
-        if "_candidates" in self.__dict__ and self._chooses_deep():
-            units = self._deep_candidates(prep, units)
         if "_candidates" in self.__dict__ and self.choice_members is not None:
             units = bags.split_first_members(self, units)
         if self.deep_ensemble == "shared" and "_bag" in self.__dict__:
@@ -358,6 +347,29 @@ class _Levers:
             for member in members:
                 setattr(member, SHARED_BAG, seeds)
         return self._with_knots(units)
+
+    def _check_deep_input(self) -> None:
+        """``deep_input="auto"`` (the library's choice of the deep part, on the candidates' first
+        members) refuses, in one line, the levers that change that choice or build the deep
+        part."""
+        if not shape_choice.chooses_deep(self):
+            return
+        levers = {
+            "choice_members": self.choice_members is not None,
+            "lam_choice": self.lam_choice is not None,
+            "bag_validation": bags.owns_validation(self),
+            "deep_embedding": self.deep_embedding is not None,
+            "deep_dropout": bool(self.deep_dropout),
+            "deep_clip": self.deep_clip is not None,
+            "deep_heads": self.deep_heads is not None,
+            "deep_ensemble": self.deep_ensemble == "shared",
+        }
+        taken = [name for name, on in levers.items() if on]
+        if taken:
+            raise ValueError(
+                f"deep_input='auto' chooses the deep part on its own; set {', '.join(taken)} "
+                "to the neutral value (see LEVERS) or deep_input='columns' to use them"
+            )
 
     # -- deep_embedding, deep_dropout ------------------------------------------------------------
     def _embedded(self) -> bool:
@@ -399,36 +411,6 @@ class _Levers:
         self._candidates = (first, [*members, *self._candidates[1]])
         return [*units, *more]
 
-    # -- deep_choice ----------------------------------------------------------------------------
-    def _chooses_deep(self) -> bool:
-        """Does ``deep_choice`` add candidates? Only beside PiLiD's own deep part (refused in
-        one line beside the other levers that build it)."""
-        if self.deep_choice is None or self.hidden_layers is None:
-            return False
-        if self._embedded() or self.deep_heads is not None or self.deep_ensemble == "shared":
-            raise ValueError(
-                "deep_choice chooses between PiLiD's deep part and embeddings free of lam; set "
-                "deep_embedding, deep_dropout, deep_clip and deep_heads to None and "
-                "deep_ensemble='independent' to use it"
-            )
-        return True
-
-    def _deep_candidates(self, prep, units: list) -> list:
-        """With ``deep_choice = d``, the candidates of `pilid.models.shape_choice` (``pairs``,
-        ``smoothness``) twice: with PiLiD's deep part, and with the deep part (the MLP and the
-        pair terms) free of Eq. 11's penalty (``reg_groups="additive"``) reading d-number
-        piecewise-linear embeddings (``deep_embedding=d``), chosen among as they are
-        (`shape_choice.validation_loss`); ``shape_choice_`` gains their ``deep_embedding``."""
-        first, members = self.__dict__.pop("_candidates")
-        saved = self.reg_groups, self.deep_choice
-        self.reg_groups, self.deep_embedding, self.deep_choice = "additive", saved[1], None
-        try:
-            more = shape_choice.candidate_members(self, prep)  # clones with those parameters
-        finally:
-            self.reg_groups, self.deep_embedding, self.deep_choice = saved[0], None, saved[1]
-        self._candidates = (first, [*members, *self._candidates[1]])
-        return [*units, *more]
-
     def _collect(self) -> None:
         """PiLiD's, with a bag's members' `SHARED_BAG` dropped and, where a lever changes the
         choice among candidates, `bags.collect`; with ``lam_choice``, ``shape_choice_`` lists
@@ -438,7 +420,6 @@ class _Levers:
                 member.__dict__.pop(SHARED_BAG, None)
         candidates = self.__dict__.get("_candidates")
         lams = None if candidates is None else [m.lam_ for m in candidates[1]]
-        embeds = None if candidates is None else [m.deep_embedding for m in candidates[1]]
         choosing = "_candidates" in self.__dict__ or "_chosen" in self.__dict__
         if choosing and (bags.owns_validation(self) or self.choice_members is not None):
             bags.collect(self)
@@ -447,8 +428,6 @@ class _Levers:
         choice = getattr(self, "shape_choice_", None)
         if lams is not None and self.lam_choice is not None and len(choice) == len(lams):
             self.shape_choice_ = choice.assign(lam=lams)
-        if embeds is not None and self.deep_choice is not None and len(choice) == len(embeds):
-            self.shape_choice_ = self.shape_choice_.assign(deep_embedding=embeds)
 
     def _more_members(self) -> list:
         """Once the candidates' first members chose (``choice_members``), the chosen
