@@ -644,6 +644,7 @@ def summarise(results: pd.DataFrame, base: str = "pilid") -> dict:
         }
     )
     compared = per_table["pilid_beats_ebm"].notna()
+    shares = _deep_shares(results, models, tables)
     pairs = criterion(results, base)
     shared_rank, shared_ranked, shared_cells = _shared_cell_rank(results, models, tables)
     return {
@@ -660,7 +661,35 @@ def summarise(results: pd.DataFrame, base: str = "pilid") -> dict:
         "shared_shown": bool(mean_rank.isna().any() or shared_ranked > len(complete)),
         "pairs": pairs,
         "peer_wins": peer_wins(pairs),
+        "deep_share": shares,
+        "seconds_ratio": _seconds_ratio(results, base, tables),
     }
+
+
+def _deep_shares(results: pd.DataFrame, models: list, tables: list) -> pd.DataFrame:
+    """Per table (rows) and PiLiD model (columns: those whose rows state a ``deep_share``): the
+    median over its cells of the deep part's share of the output's variance on the test rows
+    (`deep_share`: the MLP with the pair terms beside it, or without an MLP the pair terms; the
+    shapes carry the rest)."""
+    held = results[results["deep_share"].notna()] if "deep_share" in results else results[:0]
+    shares = held.groupby(["table", "model"])["deep_share"].median().unstack("model")
+    return shares.reindex(index=[t for t in tables if t in shares.index])[
+        [m for m in models if m in shares.columns]
+    ]
+
+
+def _seconds_ratio(results: pd.DataFrame, base: str, tables: list) -> pd.Series:
+    """Per table, the base's mean fit seconds over PiLiD's defaults' on the (split, seed) cells
+    both have (None when the base is the defaults): what the base costs. The cells were fitted
+    at other times, beside other jobs: a rough guide, not a benchmark."""
+    if base == "pilid":
+        return pd.Series(dtype=float)
+    cells = ["table", "split", "seed_offset"]
+    mine = results[results["model"] == base].set_index(cells)["fit_seconds"]
+    theirs = results[results["model"] == "pilid"].set_index(cells)["fit_seconds"]
+    both = pd.concat([mine, theirs], axis=1, keys=["base", "pilid"], join="inner")
+    ratio = both.groupby("table")["base"].mean() / both.groupby("table")["pilid"].mean()
+    return ratio.reindex([t for t in tables if t in ratio.index])
 
 
 def _complete_seeds(results: pd.DataFrame) -> dict:
@@ -774,7 +803,39 @@ def format_summary(summary: dict) -> str:
         lines.append(
             f"{me} beats {_label(model)} on {row['wins']} of {row['compared']} tables{reduced}"
         )
-    return "\n".join(lines)
+    return "\n".join(lines + _share_lines(summary, me))
+
+
+def _share_lines(summary: dict, me: str) -> list[str]:
+    """The deep part's share per table and on the median table, per PiLiD model, and the base's
+    fit seconds over the defaults' per table (`_deep_shares`, `_seconds_ratio`)."""
+    shares, ratio = summary.get("deep_share"), summary.get("seconds_ratio")
+    if shares is None or shares.empty:
+        return []
+    models = list(shares.columns)
+    head = "".join(f" {_label(m):>25}" for m in models)
+    lines = [
+        "",
+        "The deep part's share of the output's variance on the test rows, median over the cells",
+        "(the MLP with the pair terms beside it, or without an MLP the pair terms; the shapes",
+        "carry the rest)"
+        + ("" if ratio is None or ratio.empty else f", and {me}'s fit seconds over PiLiD's"),
+        f"{'table':<12}{head}" + ("" if ratio is None or ratio.empty else f" {'seconds':>9}"),
+    ]
+    for table, row in shares.iterrows():
+        cells = "".join(" " + (f"{v:.3f}" if np.isfinite(v) else "-").rjust(25) for v in row)
+        if ratio is not None and not ratio.empty:
+            cells += " " + (f"x{ratio[table]:.1f}" if table in ratio.index else "-").rjust(9)
+        lines.append(f"{table:<12}{cells}")
+    medians = ", ".join(f"{_label(m)} {shares[m].median():.3f}" for m in models)
+    lines.append(f"median table: {medians}")
+    if ratio is not None and not ratio.empty:
+        worst = ratio.idxmax()
+        lines.append(
+            f"{me}'s fit seconds over PiLiD's: at most x{ratio.max():.1f} ({worst}); cells fitted "
+            "at other times, beside other jobs: a rough guide, not a benchmark"
+        )
+    return lines
 
 
 def main(argv=None) -> int:

@@ -177,6 +177,29 @@ def test_the_summary_counts_wins_and_ranks_as_by_hand():
     assert "mean rank over 3 tables (1 = best): pilid 1.67, ebm 2.33, lightgbm 2.00" in text
 
 
+def test_the_summary_states_the_deep_share_per_table_and_the_bases_fit_seconds_as_by_hand():
+    results = _results()
+    mine = results[results["model"] == "pilid"]
+    candidate = mine.assign(model="pilid_deep_choice16", fit_seconds=3 * mine["fit_seconds"])
+    frame = pd.concat([results, candidate], ignore_index=True)
+    split = frame["split"].to_numpy()
+    frame["deep_share"] = np.where(frame["model"] == "pilid", 0.1 + 0.2 * split, np.nan)
+    on_candidate = (frame["model"] == "pilid_deep_choice16").to_numpy()
+    frame.loc[on_candidate, "deep_share"] = 0.5 * split[on_candidate]  # 0 and 0.5: median 0.25
+    frame.loc[(frame["model"] == "pilid") & (frame["table"] == "d"), "deep_share"] = [0.9, 0.7]
+    summary = dev_suite.summarise(frame, base="pilid_deep_choice16")
+    shares = summary["deep_share"]
+    assert list(shares.columns) == ["pilid", "pilid_deep_choice16"]
+    assert shares["pilid"].tolist() == pytest.approx([0.2, 0.2, 0.2, 0.8])
+    assert shares["pilid_deep_choice16"].tolist() == pytest.approx([0.25] * 4)
+    assert summary["seconds_ratio"].tolist() == pytest.approx([3.0] * 4)
+    text = dev_suite.format_summary(summary)
+    assert "median table: PiLiD 0.200, PiLiD deep choice16/4 0.250" in text
+    assert "at most x3.0 (a)" in text
+    plain = dev_suite.format_summary(dev_suite.summarise(frame[frame["model"] != "ebm"]))
+    assert "over PiLiD's: at most" not in plain  # the defaults are the base: no ratio
+
+
 def test_a_tie_is_not_a_win_and_shares_the_rank():
     results = _results()
     tied = results[results["table"] == "b"].copy()
