@@ -136,7 +136,18 @@ def test_a_bad_deep_input_is_one_line_naming_the_values():
 
 def test_the_studies_levers_that_change_the_choice_or_the_deep_part_refuse_auto_with_the_fix():
     X, y = pair_data(100, seed=2)
-    lever = with_levers(PiLiDRegressor)(deep_input="auto", choice_members=2, **SMALL)
-    with pytest.raises(ValueError, match="set choice_members") as info:
+    lever = with_levers(PiLiDRegressor)(deep_input="auto", lam_choice=0.5, **SMALL)
+    with pytest.raises(ValueError, match="set lam_choice") as info:
         lever.fit(X, y)
     assert "deep_input='columns'" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_studies_choice_members_sets_how_many_first_members_choose(monkeypatch):
+    X, y = pair_data(600, seed=4)
+    sizes = _trained(monkeypatch)
+    lever = with_levers(PiLiDRegressor)(deep_input="auto", choice_members=2, **SMALL).fit(X, y)
+    assert sizes == [2] * 4 + [SMALL["n_bags"] - 2]
+    assert len(lever.estimators_) == SMALL["n_bags"]
+    sizes.clear()
+    PiLiDRegressor(deep_input="auto", **SMALL).fit(X, y)
+    assert sizes == [CHOICE_MEMBERS] * 4 + [SMALL["n_bags"] - CHOICE_MEMBERS]

@@ -213,8 +213,7 @@ def candidate_members(est, prep) -> list[tuple]:
                 unit._deep_knots = unit_data.knots
         bags.append(units)
     est._candidates = (prep, members)
-    first = CHOICE_MEMBERS if deep else None
-    return split_first_members(est, [unit for bag in bags for unit in bag], first)
+    return [unit for bag in bags for unit in bag]
 
 
 def first_members(members: list, first: int | None) -> int | None:

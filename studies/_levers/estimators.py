@@ -339,7 +339,7 @@ class _Levers:
             units = super()._members(prep)
         if "_candidates" in self.__dict__ and self.lam_choice is not None:
             units = self._lam_candidates(prep, units)
-        if "_candidates" in self.__dict__ and self.choice_members is not None:
+        if "_candidates" in self.__dict__ and self._splits_after_candidates():
             units = bags.split_first_members(self, units)
         if self.deep_ensemble == "shared" and "_bag" in self.__dict__:
             members = self._bag[1]
@@ -348,6 +348,19 @@ class _Levers:
                 setattr(member, SHARED_BAG, seeds)
         return self._with_knots(units)
 
+    def _first_members(self) -> int | None:
+        """With ``deep_input="auto"``, ``choice_members`` where given (else the library's
+        count); without it none here: `_members` cuts the candidates it added itself
+        (``lam_choice``) too, after them (`_splits_after_candidates`)."""
+        if shape_choice.chooses_deep(self) and self.choice_members is not None:
+            return int(self.choice_members)
+        return super()._first_members()
+
+    def _splits_after_candidates(self) -> bool:
+        """Does ``choice_members`` cut the candidates after the levers added theirs (without
+        ``deep_input="auto"``, whose candidates the library cuts, `_first_members`)?"""
+        return self.choice_members is not None and not shape_choice.chooses_deep(self)
+
     def _check_deep_input(self) -> None:
         """``deep_input="auto"`` (the library's choice of the deep part, on the candidates' first
         members) refuses, in one line, the levers that change that choice or build the deep
@@ -355,7 +368,6 @@ class _Levers:
         if not shape_choice.chooses_deep(self):
             return
         levers = {
-            "choice_members": self.choice_members is not None,
             "lam_choice": self.lam_choice is not None,
             "bag_validation": bags.owns_validation(self),
             "deep_embedding": self.deep_embedding is not None,
