@@ -86,7 +86,11 @@ seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDReg
   dropout), chosen by validation loss on each candidate's first 4 members, then only the chosen
   one's other 12 (the library's ``deep_input="auto"``; fitted as the levers ``deep_choice=16``,
   ``choice_members=4``, which computed the same fits before the library took them): the
-  embeddings where they help, PiLiD's deep part where they do not.
+  embeddings where they help, PiLiD's deep part where they do not;
+- ``hybrid_deep_choice16_choose2``: the same choice on each candidate's first 2 members (the
+  lever ``choice_members=2`` beside ``deep_input="auto"``), then the chosen one's other 14: the
+  embedded members that train before the choice halved, for the fit's cost where the
+  embeddings lose.
 
 A variant whose parameters name a lever of `studies._levers.estimators.LEVERS` is fitted by
 ``PiLiDLeverRegressor`` / ``PiLiDLeverClassifier``, which compute PiLiD's fits at the levers'
@@ -224,6 +228,7 @@ VARIANTS = {
         False,
     ),
     "hybrid_deep_choice16_choose4": ({"deep_input": "auto"}, False, False),
+    "hybrid_deep_choice16_choose2": ({"deep_input": "auto", "choice_members": 2}, False, False),
 }
 #: Variants measured whose code was taken out again after they lost: the commit that holds it.
 RETIRED = {"glass_finish": "3a05d08"}
@@ -327,6 +332,12 @@ RUN_COMMANDS = (
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants hybrid_deep_choice16_choose4 --tables diamonds hotel_rates chile default "
     "caravan ames slid cps1988 deliveries > /tmp/deep_choice_big.out 2>&1 &",
+    "then the same choice on the candidates' first 2 members, on every suite table, the widest "
+    "(where the embedded members cost most) first:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants hybrid_deep_choice16_choose2 --tables caravan deliveries ames attrition "
+    "mlc_churn chile computers hotel_rates diamonds credit_data hmda wage default slid cps1988 "
+    "> /tmp/deep_choose2.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
