@@ -107,6 +107,8 @@ def test_sklearn_checks(estimator, check):
         PiLiDClassifier(gamma=3, **SMALL),
         MLPRegressor(**SMALL),
         MLPClassifier(**SMALL),
+        # the deep part chosen on the candidates' first members, then the chosen bag completed
+        PiLiDClassifier(gamma=3, deep_input="auto", **{**TINY, "n_bags": 5}),
     ],
     expected_failed_checks=_expected_failed,
 )
