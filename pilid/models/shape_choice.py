@@ -1,4 +1,5 @@
-"""``smoothness="auto"`` and ``pairs="auto"``: chosen by inner validation (beyond the paper).
+"""``smoothness="auto"``, ``pairs="auto"`` and ``deep_input="auto"``: chosen by inner validation
+(beyond the paper).
 
 PiLiD (Guo et al., IJCAI 2020) cuts each feature into gamma pieces (Definition 1). Few pieces
 cannot follow a step or a sharp bend; many pieces follow the noise unless a roughness penalty
@@ -188,7 +189,7 @@ def candidate_members(est, prep) -> list[tuple]:
             choice = {**choice, "reg_groups": "additive"}
         member = clone(est).set_params(**choice)
         member.__dict__.update(shared)
-        if embedded:
+        if embedded:  # its `_deep_builder` reads it: TabM's MLP on d-number embeddings
             member._deep_embedding = EMBEDDING_SIZE
         data = prep  # the estimator's own pieces (its `gamma_`) and pairs
         if "smoothness" in choice:
