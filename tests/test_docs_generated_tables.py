@@ -278,6 +278,24 @@ def test_a_candidates_criterion_reads_its_own_csv_beside_the_suites(tmp_path, mo
     assert table.note.startswith("cand better than pilid on 1 of 2 tables")
 
 
+def test_the_shares_view_is_each_pilids_median_deep_share_and_the_candidates_seconds():
+    """Per table the median deep share of each PiLiD model over its cells and a candidate's fit
+    seconds over the defaults', computed here from the rows; the median table as the note."""
+    suite = _results()
+    ours = suite[suite["model"] == "pilid"]
+    cand = ours.assign(model="cand", fit_seconds=2 * ours["fit_seconds"])
+    frame = pd.concat([suite, cand], ignore_index=True)
+    split = frame["split"].to_numpy()
+    frame["deep_share"] = np.where(frame["model"] == "pilid", 0.1 * (split + 1), np.nan)
+    frame.loc[frame["model"] == "cand", "deep_share"] = 0.3
+    table = study_tables.suite_shares(frame, base="cand")
+    assert table.header == ["table", "pilid deep share", "cand deep share", "cand fit s / pilid's"]
+    assert [row[1:] for row in table.rows] == [["0.150", "0.300", "x2.0"]] * len(table.rows)
+    assert table.note.startswith("median table: pilid 0.150, cand 0.300;")
+    with pytest.raises(ValueError, match="deep_share"):
+        study_tables.suite_shares(suite.assign(deep_share=np.nan))
+
+
 def test_also_joins_several_csvs_as_one_file_of_their_rows(tmp_path, monkeypatch):
     """``:also:`` with two CSVs (a candidate's seeds written to a second file beside the suite's)
     gives the criterion of one file holding all their rows."""

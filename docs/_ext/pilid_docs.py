@@ -11,6 +11,7 @@ time, so that no number on a page is typed twice.
 
 Views and their options: ``pivot`` (``:index:``, ``:columns:``, ``:values:``, ``:aggregate:``,
 ``:query:``, ``:size:``, ``:digits:``), ``suite-summary``, ``suite-criterion``, ``suite-verdict``,
+``suite-shares``,
 ``drift`` and ``drift-verdict`` (``:against:`` a rerun, ``:names:`` ``first; second``),
 ``lever-variants``, ``lever-knobs`` (the levers of ``studies._levers.LEVERS`` and the variants
 that set them), ``lever-counts``, ``lever-ranks``, ``lever-means``, ``defaults-change``

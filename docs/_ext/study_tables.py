@@ -199,6 +199,30 @@ def suite_criterion(results: pd.DataFrame, digits: int = 4, base: str = "pilid")
     return Table(header, rows, note=note + ".")
 
 
+def suite_shares(results: pd.DataFrame, base: str = "pilid") -> Table:
+    """Per table, each PiLiD model's median deep share over its cells (``studies.dev_suite``'s
+    `summarise`: the MLP with the pair terms beside it, or without an MLP the pair terms; the
+    shapes carry the rest) and, for a candidate ``base``, its fit seconds over the defaults' on
+    the cells both have; the median table as a note."""
+    summary = script("dev_suite").summarise(results, base)
+    shares, ratio = summary["deep_share"], summary["seconds_ratio"]
+    if shares.empty:
+        raise ValueError("suite-shares: no row of the CSVs states a deep_share")
+    models = list(shares.columns)
+    header = ["table", *[f"{m} deep share" for m in models]]
+    header += [] if ratio.empty else [f"{base} fit s / pilid's"]
+    rows = []
+    for table, row in shares.iterrows():
+        cells = [table, *[number(v, 3) for v in row.to_numpy()]]
+        if not ratio.empty:
+            cells.append(f"x{ratio[table]:.1f}" if table in ratio.index else "--")
+        rows.append(cells)
+    note = "median table: " + ", ".join(f"{m} {shares[m].median():.3f}" for m in models)
+    if not ratio.empty:
+        note += "; fit seconds of cells fitted at other times, beside other jobs: rough"
+    return Table(header, rows, note=note + ".")
+
+
 def suite_verdict(results: pd.DataFrame) -> Table:
     """PiLiD's wins against EBM and every model's mean rank (``dev_suite.summarise``): over the
     tables where the models at their defaults have every cell, and, where a peer ran reduced
@@ -548,6 +572,7 @@ VIEWS = (
     "suite-summary",
     "suite-criterion",
     "suite-verdict",
+    "suite-shares",
     "drift",
     "drift-verdict",
     "lever-variants",
@@ -651,6 +676,8 @@ def build(view: str, path: str, options: dict) -> Table:
         return suite_criterion(frame, digits, options.get("base") or "pilid")
     if view == "suite-verdict":
         return suite_verdict(frame)
+    if view == "suite-shares":
+        return suite_shares(frame, options.get("base") or "pilid")
     if view in ("drift", "drift-verdict"):
         frame = script("dev_suite").first_seed(frame)
     if view == "drift":
