@@ -1,11 +1,13 @@
 """For the tests of the choices among candidates: a regression with a pair to find
-(`pair_data`) and the loss a choice reads (`pilid.models.shape_choice.validation_loss`),
-recomputed independently from a fitted bag (`choice_loss`)."""
+(`pair_data`), the loss a choice reads (`pilid.models.shape_choice.validation_loss`),
+recomputed independently from a fitted bag (`choice_loss`), and the sizes of the ensembles the
+engine trains (`trained_sizes`)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+import pilid.models.fitting as fitting
 from pilid.train.validation import holdout_split
 
 
@@ -31,3 +33,16 @@ def choice_loss(fit, X, y) -> float:
     oob = (preds * missed).sum(0)[some] / missed.sum(0)[some]
     errors.append((oob - mean) / scale - standard[train][some])
     return float(np.mean(np.square(np.concatenate(errors))))
+
+
+def trained_sizes(monkeypatch) -> list[int]:
+    """The sizes of the ensembles the engine trains, in order (filled as fits run)."""
+    sizes = []
+    fit_ensemble = fitting.fit_ensemble
+
+    def counting(spec, preps, device, *args, **kwargs):
+        sizes.append(len(preps))
+        return fit_ensemble(spec, preps, device, *args, **kwargs)
+
+    monkeypatch.setattr(fitting, "fit_ensemble", counting)
+    return sizes

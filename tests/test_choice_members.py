@@ -13,26 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _choice import choice_loss, pair_data  # tests/_choice.py
+from _choice import choice_loss, pair_data, trained_sizes  # tests/_choice.py
 
-import pilid.models.fitting as fitting
 from pilid import PiLiDClassifier, PiLiDRegressor
 from studies._levers import with_levers
 
 SMALL = dict(hidden_layers=(8,), n_bags=5, random_state=0, device="cpu", epochs=12, pairs="auto")
-
-
-def _trained(monkeypatch) -> list[int]:
-    """The sizes of the ensembles the engine trains, in order."""
-    sizes = []
-    fit_ensemble = fitting.fit_ensemble
-
-    def counting(spec, preps, device, *args, **kwargs):
-        sizes.append(len(preps))
-        return fit_ensemble(spec, preps, device, *args, **kwargs)
-
-    monkeypatch.setattr(fitting, "fit_ensemble", counting)
-    return sizes
 
 
 def _first_members_loss(pairs, X, y, first):
@@ -45,7 +31,7 @@ def test_the_candidates_choose_on_their_first_members_and_the_chosen_one_trains_
     monkeypatch,
 ):
     X, y = pair_data(1200)
-    sizes = _trained(monkeypatch)
+    sizes = trained_sizes(monkeypatch)
     model = with_levers(PiLiDRegressor)(**SMALL, choice_members=2).fit(X, y)
     table = model.shape_choice_
     assert table["pairs"].tolist()[0] == 0 and table["pairs"].tolist()[1] > 0
@@ -71,7 +57,7 @@ def test_the_candidates_choose_on_their_first_members_and_the_chosen_one_trains_
 
 def test_without_the_lever_or_with_as_many_members_the_fit_is_the_defaults(monkeypatch):
     X, y = pair_data(600, seed=1)
-    sizes = _trained(monkeypatch)
+    sizes = trained_sizes(monkeypatch)
     plain = PiLiDRegressor(**SMALL).fit(X, y)
     assert sizes == [5, 5]  # both candidates' whole bags
     same = with_levers(PiLiDRegressor)(**SMALL, choice_members=5).fit(X, y)

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from _choice import choice_loss, pair_data  # tests/_choice.py
+from _choice import choice_loss, pair_data, trained_sizes  # tests/_choice.py
 
-import pilid.models.fitting as fitting
 from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.models.params import ParamError
 from pilid.models.shape_choice import CHOICE_MEMBERS
@@ -27,19 +26,6 @@ from studies._levers import with_levers
 SMALL = dict(hidden_layers=(8,), n_bags=6, random_state=0, device="cpu", epochs=12)
 #: the embedded candidate's parameters, through the studies' lever (no public value of the library)
 EMBEDDED = dict(deep_embedding=EMBEDDING_SIZE, reg_groups="additive")
-
-
-def _trained(monkeypatch) -> list[int]:
-    """The sizes of the ensembles the engine trains, in order."""
-    sizes = []
-    fit_ensemble = fitting.fit_ensemble
-
-    def counting(spec, preps, device, *args, **kwargs):
-        sizes.append(len(preps))
-        return fit_ensemble(spec, preps, device, *args, **kwargs)
-
-    monkeypatch.setattr(fitting, "fit_ensemble", counting)
-    return sizes
 
 
 def _alone(cls, row, **params):
@@ -60,7 +46,7 @@ def test_each_candidate_trains_with_either_deep_part_and_the_chosen_one_complete
     monkeypatch,
 ):
     X, y = pair_data(1200)
-    sizes = _trained(monkeypatch)
+    sizes = trained_sizes(monkeypatch)
     model = PiLiDRegressor(deep_input="auto", **SMALL).fit(X, y)
     table = model.shape_choice_
     assert table["deep_input"].tolist() == ["columns", "columns", "embeddings", "embeddings"]
@@ -144,7 +130,7 @@ def test_the_studies_levers_that_change_the_choice_or_the_deep_part_refuse_auto_
 
 def test_the_studies_choice_members_sets_how_many_first_members_choose(monkeypatch):
     X, y = pair_data(600, seed=4)
-    sizes = _trained(monkeypatch)
+    sizes = trained_sizes(monkeypatch)
     lever = with_levers(PiLiDRegressor)(deep_input="auto", choice_members=2, **SMALL).fit(X, y)
     assert sizes == [2] * 4 + [SMALL["n_bags"] - 2]
     assert len(lever.estimators_) == SMALL["n_bags"]
