@@ -86,6 +86,10 @@ def test_a_refit_of_a_model_that_chose_the_embeddings_is_its_first_fit():
     assert chosen["deep_input"].item() == "embeddings"  # the case a stale candidate would spoil
     np.testing.assert_array_equal(model.fit(X, y).predict_proba(X), first)
     assert model.shape_choice_["deep_input"].tolist().count("embeddings") == 2
+    # a fit stopped between the choice and the chosen candidate's other members leaves them
+    # behind; the next fit starts afresh
+    model._chosen, model._rest_of_chosen = object(), []
+    np.testing.assert_array_equal(model.fit(X, y).predict_proba(X), first)
 
 
 @pytest.mark.parametrize(

@@ -321,7 +321,8 @@ class PiLiDBase(InteractionPlotMixin, MonotoneMixin, ShapeMixin, NeuralEstimator
         `pilid.models.pair_choice.fast_pairs` on the training rows; ``"auto"``: `AUTO_PAIRS`
         for the candidate that has them, `pilid.models.shape_choice`): `Prepared.pairs` and
         ``pairs_``."""
-        for attr in ("_deep_embedding", "_deep_knots"):  # a candidate's, kept from a last fit
+        # a chosen candidate's, kept from a last fit, and a choice a stopped fit left halfway
+        for attr in ("_deep_embedding", "_deep_knots", "_chosen", "_rest_of_chosen"):
             self.__dict__.pop(attr, None)
         prep = super()._prepare(X, y, sample_weight)
         # what `interaction_grid` needs of the training rows (a background, the ranges)
