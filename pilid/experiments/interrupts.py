@@ -100,12 +100,11 @@ def signals_as_exceptions() -> Iterator[None]:
     ignored: SIGHUP under ``nohup``); SIGINT stays KeyboardInterrupt.
 
     A signal that arrives while OmegaConf's or Hydra's code runs (`_inside_config_code`) waits
-    until it has returned (the signal
-    is sent again every ``RETRY_SECONDS``; where the main thread blocks it, as the joblib
-    launcher does in every thread before it forwards the first one alone, the handler is called
-    through ``_thread.interrupt_main`` instead, since a signal sent would stay blocked), so that
-    the exception never tears a config apart; one still waiting when the block ends is raised
-    there."""
+    until it has returned (the signal is sent again to the main thread every ``RETRY_SECONDS``;
+    where the main thread blocks it, as the joblib launcher does in every thread before it
+    forwards the first one alone, the handler is called through ``_thread.interrupt_main``
+    instead, since a signal sent would stay blocked), so that the exception never tears a config
+    apart; one still waiting when the block ends is raised there."""
     import _thread
     import os
     import threading
@@ -123,9 +122,15 @@ def signals_as_exceptions() -> Iterator[None]:
                 blocked = hasattr(signal, "pthread_sigmask") and signum in signal.pthread_sigmask(
                     signal.SIG_BLOCK, []
                 )
+                # sent to the main thread itself: one the kernel gave another thread (the
+                # timer's) would wait for the main thread's blocking call to return
+                direct = hasattr(signal, "pthread_kill")
+                main = threading.main_thread().ident
                 again = (
                     (_thread.interrupt_main, (signum,))
                     if blocked
+                    else (signal.pthread_kill, (main, signum))
+                    if direct
                     else (os.kill, (os.getpid(), signum))
                 )
                 timers[signum] = timer = threading.Timer(RETRY_SECONDS, *again)
