@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -101,6 +102,32 @@ def test_sighup_ends_a_sweep_with_one_line_naming_it(tmp_path, launcher, how, hu
     assert _values(again.records) == hup_reference
 
 
+@contextlib.contextmanager
+def unblocked(signum):
+    """``signum`` unblocked in the main thread while the block runs: a process started with it
+    blocked (a CI runner's mask is inherited) would keep it from the main thread, and the
+    handler would then come only through another thread."""
+    if not hasattr(signal, "pthread_sigmask"):  # no signal masks (Windows)
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _poll(seconds):
+    """Wait ``seconds`` in short sleeps, as a run's main thread does between two steps: a
+    signal taken by another thread, or passed on by ``_thread.interrupt_main``, is handled at
+    the next step, where one long ``time.sleep`` would hold it until it returns."""
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        time.sleep(0.01)
+
+
 @pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
 def test_a_signal_inside_omegaconf_waits_until_omegaconf_returns(name):
@@ -126,9 +153,9 @@ def test_a_signal_inside_omegaconf_waits_until_omegaconf_returns(name):
     OmegaConf.register_new_resolver("pilid_test_slow_value", slow_value, replace=True)
     cfg = OmegaConf.create({"a": "${pilid_test_slow_value:}", "b": 1})
     start = time.monotonic()
-    with pytest.raises(Terminated) as stop, signals_as_exceptions():
+    with pytest.raises(Terminated) as stop, unblocked(signum), signals_as_exceptions():
         events.append(cfg.a)
-        time.sleep(10)  # the signal is raised here, once OmegaConf has returned
+        _poll(10)  # the signal is raised here, once OmegaConf has returned
     assert events == ["resolved", 7]
     assert stop.value.signum == signum
     assert time.monotonic() - start < 5
@@ -164,14 +191,14 @@ def test_a_signal_inside_hydra_waits_until_hydra_returns(monkeypatch, tmp_path):
 
     composed = []
     start = time.monotonic()
-    with pytest.raises(Terminated) as stop, signals_as_exceptions():
+    with pytest.raises(Terminated) as stop, unblocked(signal.SIGTERM), signals_as_exceptions():
         with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
             # Hydra loads its plugins' modules afresh as it starts: patch the class it uses
             source = sys.modules["hydra._internal.core_plugins.importlib_resources_config_source"]
             cls = source.ImportlibResourcesConfigSource
             monkeypatch.setattr(cls, "_read_config", reading(cls._read_config))
             composed.append(compose("config", overrides=[f"results_dir={tmp_path}"]))
-        time.sleep(10)  # the signal is raised here, once Hydra has returned
+        _poll(10)  # the signal is raised here, once Hydra has returned
     assert events == ["signalled"]
     assert stop.value.signum == signal.SIGTERM
     assert time.monotonic() - start < 5
