@@ -45,8 +45,11 @@ and, only when ``--models`` names it, a candidate for the next library default
   the ``pairs="auto"`` candidates with PiLiD's deep part and with the one above (free of the
   penalty, the embeddings, d=16, without dropout), each judged on its first 4 bag members, then
   the chosen one's bag completed (the library's ``deep_input="auto"``,
-  `pilid.models.shape_choice`; its rows were fitted as the studies' levers ``deep_choice=16``,
-  ``choice_members=4``, which computed the same fits before the library took them);
+  `pilid.models.shape_choice`, on every table: the studies' lever ``deep_min_rows=0``; its rows
+  were fitted as the studies' levers ``deep_choice=16``, ``choice_members=4``, which computed
+  the same fits before the library took them);
+- ``pilid_deep_auto``: the library's ``deep_input="auto"`` as it is, the choice above only from
+  `pilid.models.shape_choice.EMBEDDING_MIN_ROWS` fit rows on, the defaults' fit on fewer;
 
 each on one thread (`THREADS`: ``n_jobs=1`` / ``n_threads=1``, which changes the time, not the
 model) and the neural peers on the CPU,
@@ -143,7 +146,8 @@ CANDIDATES = {
         "deep_embedding": 16,
         "deep_dropout": 0.1,
     },
-    "pilid_deep_choice16": {"deep_input": "auto"},
+    "pilid_deep_choice16": {"deep_input": "auto", "deep_min_rows": 0},
+    "pilid_deep_auto": {"deep_input": "auto"},
 }
 #: The models of PiLiD's engine, whose rows name its version (``engine``).
 ENGINE_MODELS = ("pilid", *CANDIDATES)
@@ -157,6 +161,7 @@ LABELS = {
     "pilid_glass_hybrid": "PiLiD glass of hybrid",
     "pilid_deep_free_embed16": "PiLiD free embed16",
     "pilid_deep_choice16": "PiLiD deep choice16/4",
+    "pilid_deep_auto": "PiLiD deep auto",
     "ebm": "EBM",
     "lightgbm": "LightGBM",
     "realmlp": "RealMLP",

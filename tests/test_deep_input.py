@@ -8,7 +8,9 @@ members fitted alone with each candidate's parameters (the embedded ones through
 lever ``deep_embedding``, another route to the same deep part), recomputed from their
 predictions; the final bag is a full bag of the chosen candidate (its rows, seeds and
 predictions); without an MLP or with monotone constraints the choice is the columns' alone,
-bit for bit; a refit of the fitted estimator is its first fit.
+bit for bit; a refit of the fitted estimator is its first fit. The choice needs
+`EMBEDDING_MIN_ROWS` fit rows: these tests fit a few hundred, with it at 0 (`_any_rows`), but
+the one of the rule itself, which moves it around the rows of its data.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 from _choice import choice_loss, pair_data, trained_sizes  # tests/_choice.py
 
 from pilid import PiLiDClassifier, PiLiDRegressor
+from pilid.models import shape_choice
 from pilid.models.params import ParamError
 from pilid.models.shape_choice import CHOICE_MEMBERS
 from pilid.nn.embedding import EMBEDDING_SIZE, EmbeddedMLP
@@ -26,6 +29,14 @@ from studies._levers import with_levers
 SMALL = dict(hidden_layers=(8,), n_bags=6, random_state=0, device="cpu", epochs=12)
 #: the embedded candidate's parameters, through the studies' lever (no public value of the library)
 EMBEDDED = dict(deep_embedding=EMBEDDING_SIZE, reg_groups="additive")
+
+
+@pytest.fixture(autouse=True)
+def _any_rows(request, monkeypatch):
+    """The embeddings tried on these tests' few rows (`shape_choice.EMBEDDING_MIN_ROWS` 0),
+    except in the test of that rule."""
+    if "rule" not in request.node.name:
+        monkeypatch.setattr(shape_choice, "EMBEDDING_MIN_ROWS", 0)
 
 
 def _alone(cls, row, **params):
@@ -141,3 +152,29 @@ def test_the_studies_choice_members_sets_how_many_first_members_choose(monkeypat
     sizes.clear()
     PiLiDRegressor(deep_input="auto", **SMALL).fit(X, y)
     assert sizes == [CHOICE_MEMBERS] * 4 + [SMALL["n_bags"] - CHOICE_MEMBERS]
+
+
+def test_the_rows_rule_tries_the_embeddings_from_its_rows_on_and_else_fits_the_columns_alone(
+    monkeypatch,
+):
+    """Below `EMBEDDING_MIN_ROWS` fit rows ``deep_input="auto"`` is ``"columns"`` bit for bit
+    (every member trained at once, no deep part listed); from it on, the embedded candidates
+    are listed and the choice runs on the first members; the studies' lever ``deep_min_rows``
+    moves the rule."""
+    X, y = pair_data(400, seed=5)
+    sizes = trained_sizes(monkeypatch)
+    params = {**SMALL, "epochs": 6}
+    columns = PiLiDRegressor(**params).fit(X, y)
+    sizes.clear()
+    monkeypatch.setattr(shape_choice, "EMBEDDING_MIN_ROWS", len(X) + 1)
+    below = PiLiDRegressor(deep_input="auto", **params).fit(X, y)
+    np.testing.assert_array_equal(below.predict(X), columns.predict(X))
+    assert "deep_input" not in below.shape_choice_
+    assert sizes == [SMALL["n_bags"]] * 2  # both pair counts' full bags, as the columns' fit
+    sizes.clear()
+    monkeypatch.setattr(shape_choice, "EMBEDDING_MIN_ROWS", len(X))
+    at = PiLiDRegressor(deep_input="auto", **params).fit(X, y)
+    assert at.shape_choice_["deep_input"].tolist().count("embeddings") == 2
+    assert sizes == [CHOICE_MEMBERS] * 4 + [SMALL["n_bags"] - CHOICE_MEMBERS]
+    lever = with_levers(PiLiDRegressor)(deep_input="auto", deep_min_rows=len(X) + 1, **params)
+    np.testing.assert_array_equal(lever.fit(X, y).predict(X), columns.predict(X))

@@ -30,6 +30,7 @@ from pilid import (  # noqa: E402
 from pilid.baselines.ga2m import GA2MClassifier  # noqa: E402
 from pilid.errors import PilidError  # noqa: E402
 from pilid.export import onnx_inputs, parity, to_onnx  # noqa: E402
+from pilid.models import shape_choice  # noqa: E402
 from studies._levers import with_levers  # noqa: E402
 
 pytestmark = [
@@ -125,9 +126,10 @@ def test_the_graph_takes_any_number_of_rows_and_is_saved(credit, tmp_path):
     assert feeds["Home"].dtype == object and feeds["Income"].dtype == np.float64
 
 
-def test_a_model_whose_mlp_reads_the_embeddings_exports_with_text_and_missing_values():
+def test_a_model_whose_mlp_reads_the_embeddings_exports_with_text_and_missing_values(monkeypatch):
     """``deep_input="auto"`` that chose TabM's MLP on the embeddings of Phi (`pilid.nn.embedding`):
     the graph reads them from the same rows, text, NaN and unseen levels included."""
+    monkeypatch.setattr(shape_choice, "EMBEDDING_MIN_ROWS", 0)  # 500 rows try them
     rng = np.random.default_rng(0)
     n = 600
     X = pd.DataFrame(

@@ -421,7 +421,7 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         (`pilid.models.shape_choice.chooses`)."""
         if shape_choice.chooses(self, prep):
             units = shape_choice.candidate_members(self, prep)
-            return shape_choice.split_first_members(self, units, self._first_members())
+            return shape_choice.split_first_members(self, units, self._first_members(prep))
         if multiclass.is_multiclass(self) and not hasattr(self, "_class_index"):
             return multiclass.class_members(self, prep)  # K > 2 classes: a softmax group
         n_bags = int(getattr(self, "n_bags", 1))
@@ -438,11 +438,12 @@ class NeuralEstimator(InputMixin, Trainable, BaseEstimator):
         if "_classes" in self.__dict__:
             multiclass.collect_classes(self)
 
-    def _first_members(self) -> int | None:
+    def _first_members(self, prep: Prepared) -> int | None:
         """How many of each candidate's bag members train before a choice among candidates:
         `pilid.models.shape_choice.CHOICE_MEMBERS` where the deep part is chosen
-        (``deep_input="auto"``), else None (all of them)."""
-        return shape_choice.CHOICE_MEMBERS if shape_choice.chooses_deep(self) else None
+        (``deep_input="auto"`` on enough rows, `pilid.models.shape_choice.chooses_deep`), else
+        None (all of them)."""
+        return shape_choice.CHOICE_MEMBERS if shape_choice.chooses_deep(self, prep) else None
 
     def _more_members(self) -> list:
         """`Trainable._more_members`: after a choice on the candidates' first members, the

@@ -25,14 +25,15 @@ together, and on few rows even then they lose to few pieces. Explicit pair terms
 * with no such rows (``patience=None`` and one model) ``smoothness="auto"`` refuses in one line
   and ``pairs="auto"``, a default, takes no pair terms (`chooses`).
 
-``deep_input="auto"`` chooses the deep part the same way (`chooses_deep`): every candidate above
-is trained twice, with PiLiD's MLP on the standardised columns (Eq. 6) and with TabM's MLP on
-piecewise-linear embeddings of Phi (`pilid.nn.embedding`) free of Eq. 11's penalty
-(``reg_groups="additive"``). Each candidate's bag then trains its first `CHOICE_MEMBERS`
-members only; they choose (``shape_choice_`` lists their losses and each candidate's
-``deep_input``), and the chosen candidate trains its other members (`collect` twice, the
-estimator's ``_more_members`` between): the bag of the chosen candidate whose members are a
-full bag's.
+``deep_input="auto"`` chooses the deep part the same way (`chooses_deep`) where the fit has at
+least `EMBEDDING_MIN_ROWS` rows (on fewer, the columns alone, as ``deep_input="columns"``):
+every candidate above is trained twice, with PiLiD's MLP on the standardised columns (Eq. 6)
+and with TabM's MLP on piecewise-linear embeddings of Phi (`pilid.nn.embedding`) free of Eq.
+11's penalty (``reg_groups="additive"``). Each candidate's bag then trains its first
+`CHOICE_MEMBERS` members only; they choose (``shape_choice_`` lists their losses and each
+candidate's ``deep_input``), and the chosen candidate trains its other members (`collect`
+twice, the estimator's ``_more_members`` between): the bag of the chosen candidate whose
+members are a full bag's.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ __all__ = [
     "choose",
     "chooses",
     "chooses_deep",
+    "asks_deep_choice",
     "collect",
     "first_members",
     "has_rows_to_choose_on",
@@ -78,6 +80,10 @@ SMOOTH_WEIGHT = 0.1
 #: The bag members of each candidate that train before a choice of the deep part
 #: (``deep_input="auto"``; chosen on the development suite with the choice itself).
 CHOICE_MEMBERS = 4
+#: The fewest rows a fit needs for ``deep_input="auto"`` to try the embeddings (chosen on the
+#: development suite): on fewer rows the two deep parts' validation losses differ by less than
+#: their noise, and the columns alone train, bit for bit as with ``deep_input="columns"``.
+EMBEDDING_MIN_ROWS = 5000
 #: A candidate's ``deep_input`` when its MLP reads the embeddings (`pilid.nn.embedding`).
 EMBEDDED = "embeddings"
 
@@ -120,10 +126,10 @@ def smoothness_is_auto(est) -> bool:
     return getattr(est, "smoothness", 0.0) == "auto"
 
 
-def chooses_deep(est) -> bool:
-    """Whether `est` chooses its deep part (``deep_input="auto"``): beside an MLP and without
-    monotone constraints (the embeddings read every feature, and a constrained one must stay
-    out of the deep part)."""
+def asks_deep_choice(est) -> bool:
+    """Whether `est`'s parameters ask it to choose its deep part (``deep_input="auto"``): beside
+    an MLP and without monotone constraints (the embeddings read every feature, and a
+    constrained one must stay out of the deep part)."""
     return (
         getattr(est, "deep_input", "columns") == "auto"
         and getattr(est, "hidden_layers", None) is not None
@@ -131,11 +137,24 @@ def chooses_deep(est) -> bool:
     )
 
 
-def is_auto(est) -> bool:
-    """Whether `est` chooses among candidates (``smoothness`` is ``"auto"``, ``pairs``
-    ``"auto"`` or a list of numbers, or `chooses_deep`)."""
+def embedding_min_rows(est) -> int:
+    """The fewest rows with which `est` tries the embeddings: its ``_embedding_min_rows()``
+    where it has one (a study's), else `EMBEDDING_MIN_ROWS`."""
+    rule = getattr(est, "_embedding_min_rows", None)
+    return int(rule()) if rule is not None else EMBEDDING_MIN_ROWS
+
+
+def chooses_deep(est, prep) -> bool:
+    """Whether `est` chooses its deep part on the prepared data `prep`: `asks_deep_choice` and
+    at least `embedding_min_rows` rows in the fit (``prep.X``, before any holdout)."""
+    return asks_deep_choice(est) and len(prep.X) >= embedding_min_rows(est)
+
+
+def is_auto(est, prep) -> bool:
+    """Whether `est` chooses among candidates on `prep` (``smoothness`` is ``"auto"``,
+    ``pairs`` ``"auto"`` or a list of numbers, or `chooses_deep`)."""
     pairs_auto = pair_counts(getattr(est, "pairs", 0)) is not None
-    return smoothness_is_auto(est) or pairs_auto or chooses_deep(est)
+    return smoothness_is_auto(est) or pairs_auto or chooses_deep(est, prep)
 
 
 def has_rows_to_choose_on(est, prep) -> bool:
@@ -151,7 +170,7 @@ def chooses(est, prep) -> bool:
     (without them it takes no pair terms, `pilid.estimators.pilid.PiLiDBase._prepare`)."""
     if smoothness_is_auto(est):
         return True
-    return is_auto(est) and has_rows_to_choose_on(est, prep)
+    return is_auto(est, prep) and has_rows_to_choose_on(est, prep)
 
 
 def candidate_members(est, prep) -> list[tuple]:
@@ -174,7 +193,7 @@ def candidate_members(est, prep) -> list[tuple]:
     pairs = getattr(est, "pairs", 0)
     smoothness = getattr(est, "smoothness", 0.0)
     found = 0 if prep.pairs is None else len(prep.pairs)  # none found (or K > 2 classes): 0
-    deep = chooses_deep(est)
+    deep = chooses_deep(est, prep)
     choices = []
     for choice in candidates(est.gamma, smoothness, pairs, deep):
         if "pairs" in choice:  # as many pairs as were found at most; each count once

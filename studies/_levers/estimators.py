@@ -16,6 +16,8 @@ hands on to PiLiD's own where the lever is neutral.
 * ``min_frequency``: `_merge_infrequent` (scikit-learn's ``OneHotEncoder`` convention).
 * ``bag_validation="own"`` and ``choice_members``: `_members`, `_collect`, `_more_members`
   (`studies._levers.bags`).
+* ``deep_min_rows``: `_embedding_min_rows`, the rows from which ``deep_input="auto"`` tries
+  the embeddings (`pilid.models.shape_choice.embedding_min_rows`).
 * ``lam_choice``: `_members` adds the candidates of ``pairs="auto"`` / ``smoothness="auto"`` at
   a second weight of Eq. 11's penalty, and the choice takes the better (`_lam_candidates`).
 * ``deep_embedding``, ``deep_dropout`` and ``deep_clip``: `_members` hands each unit its Phi's
@@ -107,6 +109,13 @@ LEVERS: tuple[hp.Hyperparameter, ...] = (
         doc="a bag's members each candidate trains before the choice (None: all of them)",
     ),
     hp.Hyperparameter(
+        name="deep_min_rows",
+        default=None,
+        constraint=(hp.Integers(0), None),
+        where="none",
+        doc="deep_input='auto' tries embeddings from this many fit rows on (None: the library's)",
+    ),
+    hp.Hyperparameter(
         name="lam_choice",
         default=None,
         constraint=(hp.Reals(0, None, "neither"), None),
@@ -196,6 +205,7 @@ class _Levers:
         deep_ensemble=_LEVER["deep_ensemble"],
         min_frequency=_LEVER["min_frequency"],
         choice_members=_LEVER["choice_members"],
+        deep_min_rows=_LEVER["deep_min_rows"],
         lam_choice=_LEVER["lam_choice"],
         deep_embedding=_LEVER["deep_embedding"],
         deep_dropout=_LEVER["deep_dropout"],
@@ -237,6 +247,7 @@ class _Levers:
         self.deep_ensemble = deep_ensemble
         self.min_frequency = min_frequency
         self.choice_members = choice_members
+        self.deep_min_rows = deep_min_rows
         self.lam_choice = lam_choice
         self.deep_embedding = deep_embedding
         self.deep_dropout = deep_dropout
@@ -339,7 +350,7 @@ class _Levers:
             units = super()._members(prep)
         if "_candidates" in self.__dict__ and self.lam_choice is not None:
             units = self._lam_candidates(prep, units)
-        if "_candidates" in self.__dict__ and self._splits_after_candidates():
+        if "_candidates" in self.__dict__ and self._splits_after_candidates(prep):
             units = bags.split_first_members(self, units)
         if self.deep_ensemble == "shared" and "_bag" in self.__dict__:
             members = self._bag[1]
@@ -348,24 +359,31 @@ class _Levers:
                 setattr(member, SHARED_BAG, seeds)
         return self._with_knots(units)
 
-    def _first_members(self) -> int | None:
-        """With ``deep_input="auto"``, ``choice_members`` where given (else the library's
-        count); without it none here: `_members` cuts the candidates it added itself
+    def _first_members(self, prep) -> int | None:
+        """With ``deep_input="auto"`` choosing, ``choice_members`` where given (else the
+        library's count); without it none here: `_members` cuts the candidates it added itself
         (``lam_choice``) too, after them (`_splits_after_candidates`)."""
-        if shape_choice.chooses_deep(self) and self.choice_members is not None:
+        if shape_choice.chooses_deep(self, prep) and self.choice_members is not None:
             return int(self.choice_members)
-        return super()._first_members()
+        return super()._first_members(prep)
 
-    def _splits_after_candidates(self) -> bool:
+    def _splits_after_candidates(self, prep) -> bool:
         """Does ``choice_members`` cut the candidates after the levers added theirs (without
-        ``deep_input="auto"``, whose candidates the library cuts, `_first_members`)?"""
-        return self.choice_members is not None and not shape_choice.chooses_deep(self)
+        ``deep_input="auto"`` choosing, whose candidates the library cuts, `_first_members`)?"""
+        return self.choice_members is not None and not shape_choice.chooses_deep(self, prep)
+
+    def _embedding_min_rows(self) -> int:
+        """``deep_min_rows``, or the library's `shape_choice.EMBEDDING_MIN_ROWS`
+        (`shape_choice.embedding_min_rows`)."""
+        if self.deep_min_rows is not None:
+            return int(self.deep_min_rows)
+        return shape_choice.EMBEDDING_MIN_ROWS
 
     def _check_deep_input(self) -> None:
         """``deep_input="auto"`` (the library's choice of the deep part, on the candidates' first
         members) refuses, in one line, the levers that change that choice or build the deep
         part."""
-        if not shape_choice.chooses_deep(self):
+        if not shape_choice.asks_deep_choice(self):
             return
         levers = {
             "lam_choice": self.lam_choice is not None,
