@@ -183,7 +183,10 @@ KEY = ["table", "split", "model"]
 COLUMNS = [*KEY, "task", "metric", "value", "fit_seconds", "n_train", "n_test"]
 #: A fit of the CSV: the cell, the seed's offset and the budget ("" = the library's defaults).
 RUN_KEY = ["table", "split", "seed_offset", "model", "budget"]
-RUN_COLUMNS = [*COLUMNS, "seed_offset", "budget", "deep_share", "engine"]
+#: The model a row was adopted from (``--adopt-from``: the same fit, checked by a refit), "" for
+#: a row fitted by its own model.
+ADOPTED = "adopted_from"
+RUN_COLUMNS = [*COLUMNS, "seed_offset", "budget", "deep_share", "engine", ADOPTED]
 #: One thread per fit for every model, so that fit seconds compare like for like and a run
 #: shares the machine (PiLiD's torch follows OMP_NUM_THREADS; EBM's default n_jobs=-2 and
 #: LightGBM's all-cores default do not, and LightGBM's threads, spinning against a busy core,
@@ -203,6 +206,8 @@ QUICK = {
     "pilid_glass": {"epochs": 2, "n_bags": 2},
     "pilid_smooth_lam4": {"epochs": 2, "n_bags": 8},
     "pilid_smooth_auto": {"epochs": 2, "n_bags": 2},
+    "pilid_deep_choice16": {"epochs": 2, "n_bags": 2},
+    "pilid_deep_auto": {"epochs": 2, "n_bags": 2},
     "ebm": {"outer_bags": 1, "max_rounds": 20, "interactions": 0},
     "lightgbm": {"n_estimators": 5},
     "realmlp": {"n_epochs": 2},
@@ -374,17 +379,19 @@ def engine_of(model: str) -> str:
 
 def with_run_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with ``seed_offset`` (0 where absent: the rows from before the seeds),
-    ``budget`` ("" where absent or empty: the library's defaults) and ``engine`` ("" where
-    absent: not known, or a model of another library)."""
+    ``budget`` ("" where absent or empty: the library's defaults), ``engine`` ("" where
+    absent: not known, or a model of another library) and `ADOPTED` ("" where absent)."""
     offsets = frame["seed_offset"] if "seed_offset" in frame else pd.Series(0, index=frame.index)
     budgets = frame["budget"] if "budget" in frame else pd.Series("", index=frame.index)
     shares = frame["deep_share"] if "deep_share" in frame else pd.Series(np.nan, index=frame.index)
     engines = frame["engine"] if "engine" in frame else pd.Series("", index=frame.index)
+    adopted = frame[ADOPTED] if ADOPTED in frame else pd.Series("", index=frame.index)
     return frame.assign(
         seed_offset=offsets.fillna(0).astype(int),
-        budget=budgets.fillna("").astype(str),
+        budget=budgets.astype(object).where(budgets.notna(), "").astype(str),
         deep_share=shares.astype(float),
         engine=[_engine_text(e) for e in engines],
+        **{ADOPTED: adopted.astype(object).where(adopted.notna(), "").astype(str)},
     )
 
 
@@ -876,6 +883,15 @@ def main(argv=None) -> int:
         help="the model whose wins and paired advantages the summary gives (default: pilid)",
     )
     parser.add_argument(
+        "--adopt-from",
+        default=None,
+        choices=[*MODELS, *CANDIDATES],
+        metavar="MODEL",
+        help="write the one model of --models's missing cells as MODEL's rows (of --out and "
+        "--also) where its fit is MODEL's: per table one cell is refitted and must give MODEL's "
+        "value bit for bit, and the others are copied, marked adopted_from",
+    )
+    parser.add_argument(
         "--also",
         nargs="+",
         type=Path,
@@ -889,6 +905,11 @@ def main(argv=None) -> int:
         parser.error(f"--budget-epochs {args.budget_epochs} is no budget; give N >= 1 epochs")
     if min(args.seed_offsets) < 0:
         parser.error("--seed-offsets must be >= 0 (random_state = split seed + offset)")
+    if args.adopt_from is not None and (len(args.models) != 1 or args.models[0] == args.adopt_from):
+        parser.error(
+            f"--adopt-from {args.adopt_from} writes the rows of one other model; give it one "
+            "model in --models, e.g. --models pilid_deep_auto --adopt-from pilid_deep_choice16"
+        )
     return run_and_summarise(args, load_suite_table, write_results, "dev suite")
 
 
@@ -906,6 +927,62 @@ def _todo(args, results: pd.DataFrame) -> list[tuple]:
         for m in args.models
         if (t, s, o, m, "") not in done and (t, s, o, m, budget_label(m, budget)) not in done
     ]
+
+
+def _adopt(args, results: pd.DataFrame, todo: list, load, write, desc: str):
+    """``--adopt-from``: on each table, refit the first cell of ``todo`` that the source model
+    has a row of (of ``args.out`` or ``args.also``, at its defaults); where that gives the
+    source's value bit for bit, from the engine that wrote it, the source's other rows of the
+    table's cells in ``todo`` are written as ``args.models``' one model's, `ADOPTED` naming the
+    source; else one line and nothing written of that table. Returns the cells left to fit
+    (none: a cell without a source row is left for a run without ``--adopt-from``) and the
+    results."""
+    source, (model,) = args.adopt_from, args.models
+    rows = resolve(with_rows_of(results, *(read_runs(path) for path in getattr(args, "also", []))))
+    rows = rows[(rows["model"] == source) & (rows["budget"] == "")]
+    by_cell = {
+        (t, s, o): row
+        for t, s, o, row in zip(
+            rows["table"], rows["split"], rows["seed_offset"], rows.to_dict("records")
+        )
+    }
+    tables = list(dict.fromkeys(t for t, *_ in todo))
+    adopted = checked = 0
+    left = [c for c in todo if (c[0], c[1], c[2]) not in by_cell]
+    for table in tqdm(tables, desc=f"{desc}: adopting", unit="table", file=sys.stderr):
+        cells = [c for c in todo if c[0] == table and (c[0], c[1], c[2]) in by_cell]
+        if not cells:
+            continue
+        _, seed, offset, _ = cells[0]
+        first = by_cell[(table, seed, offset)]
+        if first["engine"] != engine_of(model):
+            raise SystemExit(
+                f"dev_suite: {source}'s row of {table} split {seed} seed offset {offset} was "
+                f"written by engine {first['engine'] or 'unknown'}, not {engine_of(model)}: its "
+                f"rows cannot be {model}'s; fit them (drop --adopt-from)"
+            )
+        quick = getattr(args, "quick", False)
+        row = run_one(load(table), seed, model, quick=quick, offset=offset)
+        checked += 1
+        if row["value"] != first["value"]:
+            raise SystemExit(
+                f"dev_suite: {model} on {table} split {seed} seed offset {offset} scores "
+                f"{row['value']!r}, {source}'s row {first['value']!r}: not the same fit, so no "
+                f"row of {table} is adopted; fit them (drop --adopt-from)"
+            )
+        copies = [
+            {**by_cell[(t, s, o)], "model": model, ADOPTED: source} for t, s, o, _ in cells[1:]
+        ]
+        new = pd.DataFrame([row, *copies]).reindex(columns=RUN_COLUMNS)
+        results = new if results.empty else pd.concat([results, new], ignore_index=True)
+        write(args.out, results)
+        adopted += len(copies)
+    print(
+        f"{adopted} rows adopted from {source} after {checked} refits that gave its values bit "
+        f"for bit; {len(left)} cells without a row of {source} are left to fit without "
+        "--adopt-from"
+    )
+    return [], results
 
 
 def run_and_summarise(args, load, write, desc: str) -> int:
@@ -931,6 +1008,8 @@ def _run_and_summarise(args, load, write, desc: str) -> int:
             "dev_suite: RealMLP and TabM need pytabkit; pip install -e '.[peers]' (or leave "
             "realmlp and tabm out of --models)"
         )
+    if getattr(args, "adopt_from", None) is not None:
+        todo, results = _adopt(args, results, todo, load, write, desc)
     datasets: dict = {}
     for table, seed, offset, model in tqdm(todo, desc=desc, unit="fit", file=sys.stderr):
         if table not in datasets:

@@ -17,6 +17,8 @@ EBM and the mean ranks.
     OMP_NUM_THREADS=1 PILID_DATA_DIR=../shared/data/uci python -m studies uci_new_splits
     python -m studies uci_new_splits --tables skill spambase --models pilid ebm --splits 100
     python -m studies uci_new_splits --summary-only
+    python -m studies uci_new_splits --models pilid_deep_auto --out \
+        results/studies/uci_new_splits_candidates.csv
 """
 
 from __future__ import annotations
@@ -67,7 +69,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", nargs="+", default=list(TABLES), choices=list(TABLES))
     parser.add_argument(
-        "--models", nargs="+", default=list(dev_suite.MODELS), choices=list(dev_suite.MODELS)
+        "--models",
+        nargs="+",
+        default=list(dev_suite.MODELS),
+        choices=[*dev_suite.MODELS, *dev_suite.CANDIDATES],
+        help="the models to fit (default: the library's defaults and the peers; a candidate of "
+        "the development suite only when named)",
     )
     parser.add_argument("--splits", nargs="+", type=int, default=list(SPLITS))
     parser.add_argument("--data-dir", default=None, help="the UCI files (default: $PILID_DATA_DIR)")

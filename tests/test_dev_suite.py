@@ -558,3 +558,36 @@ def test_a_candidate_runs_beside_the_defaults_names_its_engine_and_joins_the_sum
     assert list(dev_suite.with_run_columns(old)["engine"]) == [""]
     dev_suite.write_results(mine, old)
     assert pd.read_csv(mine)["engine"].isna().all()
+
+
+def test_adopted_rows_are_the_sources_after_a_refit_gives_its_value_and_else_one_line(
+    tmp_path, capsys
+):
+    """``--adopt-from``: ``pilid_deep_auto`` on hmda (fewer rows than the embeddings need) is
+    the defaults' fit, so one refitted cell gives the defaults' value bit for bit and the other
+    cell's row is copied, marked; ``pilid_glass`` (no MLP) is another fit: one line, nothing
+    written; a source row of another engine is refused too."""
+    suite, mine = tmp_path / "suite.csv", tmp_path / "candidate.csv"
+    base = ["--tables", "hmda", "--splits", "0", "1", "--seed-offsets", "0", "--quick"]
+    assert dev_suite.main([*base, "--models", "pilid", "--out", str(suite)]) == 0
+    source = pd.read_csv(suite)
+    adopt = [*base, "--out", str(mine), "--also", str(suite), "--adopt-from", "pilid"]
+    assert dev_suite.main([*adopt, "--models", "pilid_deep_auto"]) == 0
+    assert "1 rows adopted from pilid after 1 refits" in capsys.readouterr().out
+    rows = dev_suite.read_runs(mine)
+    assert list(rows["model"]) == ["pilid_deep_auto"] * 2
+    assert list(rows["value"]) == list(source["value"])  # bit for bit: the refit and the copy
+    assert list(rows[dev_suite.ADOPTED]) == ["", "pilid"]
+    assert list(rows["fit_seconds"])[1] == source["fit_seconds"].iloc[1]  # the copy's own
+    with pytest.raises(SystemExit, match="not the same fit, so no row of hmda is adopted"):
+        dev_suite.main([*adopt, "--models", "pilid_glass"])
+    assert list(dev_suite.read_runs(mine)["model"]) == ["pilid_deep_auto"] * 2
+    source.assign(engine="1").to_csv(suite, index=False)
+    other = tmp_path / "other.csv"
+    adopt[adopt.index(str(mine))] = str(other)
+    with pytest.raises(SystemExit, match="written by engine 1, not"):
+        dev_suite.main([*adopt, "--models", "pilid_deep_auto"])
+    assert not other.exists()
+    with pytest.raises(SystemExit):
+        dev_suite.main([*adopt, "--models", "pilid_deep_auto", "lightgbm"])
+    assert "give it one model in --models" in capsys.readouterr().err
