@@ -397,9 +397,9 @@ PILID: tuple[Hyperparameter, ...] = (
         paper="columns",
         type=str,
         identity="columns",
-        doc="the MLP's input: Eq. 6's columns, or 'auto': also candidates whose MLP reads "
-        "TabM's piecewise-linear embeddings free of lam, chosen by inner validation "
-        "(beyond the paper)",
+        doc="the MLP's input: Eq. 6's columns, or 'auto': on enough fit rows "
+        "(pilid.models.shape_choice.EMBEDDING_MIN_ROWS) also candidates whose MLP reads TabM's "
+        "piecewise-linear embeddings free of lam, chosen by inner validation (beyond the paper)",
     ),
 )
 
