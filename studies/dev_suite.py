@@ -953,14 +953,16 @@ def _adopt(args, results: pd.DataFrame, todo: list, load, write, desc: str):
         cells = [c for c in todo if c[0] == table and (c[0], c[1], c[2]) in by_cell]
         if not cells:
             continue
+        for _, seed, offset, _ in cells:  # a fit is reproduced by the engine that wrote it
+            engine = by_cell[(table, seed, offset)]["engine"]
+            if engine != engine_of(model):
+                raise SystemExit(
+                    f"dev_suite: {source}'s row of {table} split {seed} seed offset {offset} was "
+                    f"written by engine {engine or 'unknown'}, not {engine_of(model)}: its rows "
+                    f"cannot be {model}'s; fit them (drop --adopt-from)"
+                )
         _, seed, offset, _ = cells[0]
         first = by_cell[(table, seed, offset)]
-        if first["engine"] != engine_of(model):
-            raise SystemExit(
-                f"dev_suite: {source}'s row of {table} split {seed} seed offset {offset} was "
-                f"written by engine {first['engine'] or 'unknown'}, not {engine_of(model)}: its "
-                f"rows cannot be {model}'s; fit them (drop --adopt-from)"
-            )
         quick = getattr(args, "quick", False)
         row = run_one(load(table), seed, model, quick=quick, offset=offset)
         checked += 1
@@ -1001,7 +1003,12 @@ def _run_and_summarise(args, load, write, desc: str) -> int:
     budget = getattr(args, "budget_epochs", None)
     quick = getattr(args, "quick", False)
     todo = [] if args.summary_only else _todo(args, results)
-    if not args.summary_only:
+    if not args.summary_only and getattr(args, "adopt_from", None) is not None:
+        print(
+            f"{len(todo)} cells missing, adopted from {args.adopt_from} where a refit agrees; "
+            f"the others of these cells already in {args.out}"
+        )
+    elif not args.summary_only:
         print(f"{len(todo)} fits to run, the others of these cells already in {args.out}")
     if any(m in NEURAL_PEERS for *_, m in todo) and importlib.util.find_spec("pytabkit") is None:
         raise SystemExit(
