@@ -86,6 +86,10 @@ def test_the_suite_summary_is_the_mean_and_std_with_the_best_in_bold_by_directio
     verdict = study_tables.suite_verdict(pd.concat([budget, tabm], ignore_index=True))
     assert len(verdict.rows) == 2 and verdict.rows[0][-1] == "--"
     assert verdict.rows[1][-1] == verdict.rows[1][-2]  # the same values as LightGBM's
+    # a candidate as the base: its wins, under its name
+    renamed = _results().replace({"model": {"pilid": "pilid_deep_auto"}})
+    verdict = study_tables.suite_verdict(renamed, "pilid_deep_auto")
+    assert verdict.rows[0][1] == "1 of 2" and verdict.header[1] == "PiLiD deep auto beats EBM"
 
 
 @pytest.mark.parametrize(

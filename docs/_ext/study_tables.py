@@ -223,11 +223,13 @@ def suite_shares(results: pd.DataFrame, base: str = "pilid") -> Table:
     return Table(header, rows, note=note + ".")
 
 
-def suite_verdict(results: pd.DataFrame) -> Table:
-    """PiLiD's wins against EBM and every model's mean rank (``dev_suite.summarise``): over the
-    tables where the models at their defaults have every cell, and, where a peer ran reduced
-    (fewer cells, or a budget only), all models on the cells they share."""
-    summary = script("dev_suite").summarise(results)
+def suite_verdict(results: pd.DataFrame, base: str = "pilid") -> Table:
+    """``base``'s (PiLiD's, or a candidate's) wins against EBM and every model's mean rank
+    (``dev_suite.summarise``): over the tables where the models at their defaults have every
+    cell, and, where a peer ran reduced (fewer cells, or a budget only), all models on the cells
+    they share."""
+    suite = script("dev_suite")
+    summary = suite.summarise(results, base)
 
     def ranks(rank: pd.Series) -> list:
         best = rank.min()
@@ -238,7 +240,7 @@ def suite_verdict(results: pd.DataFrame) -> Table:
     rank = summary["mean_rank"]
     header = [
         "ranked on",
-        "PiLiD beats EBM",
+        f"{suite.LABELS.get(base, base)} beats EBM",
         "tables ranked",
         *[f"mean rank: {m}" for m in rank.index],
     ]
@@ -675,7 +677,7 @@ def build(view: str, path: str, options: dict) -> Table:
     if view == "suite-criterion":
         return suite_criterion(frame, digits, options.get("base") or "pilid")
     if view == "suite-verdict":
-        return suite_verdict(frame)
+        return suite_verdict(frame, options.get("base") or "pilid")
     if view == "suite-shares":
         return suite_shares(frame, options.get("base") or "pilid")
     if view in ("drift", "drift-verdict"):
