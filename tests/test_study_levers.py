@@ -31,6 +31,7 @@ NAMES = [
     "deep_ensemble",
     "min_frequency",
     "choice_members",
+    "deep_min_rows",
     "lam_choice",
     "deep_embedding",
     "deep_dropout",
