@@ -19,6 +19,8 @@ EBM and the mean ranks.
     python -m studies uci_new_splits --summary-only
     python -m studies uci_new_splits --models pilid_deep_auto --out \
         results/studies/uci_new_splits_candidates.csv
+    python -m studies uci_new_splits --summary-only --models pilid pilid_deep_auto ebm \
+        lightgbm --also results/studies/uci_new_splits_candidates.csv --base pilid_deep_auto
 """
 
 from __future__ import annotations
@@ -80,6 +82,21 @@ def main(argv=None) -> int:
     parser.add_argument("--data-dir", default=None, help="the UCI files (default: $PILID_DATA_DIR)")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--summary-only", action="store_true", help="print the CSV's summary")
+    parser.add_argument(
+        "--base",
+        default="pilid",
+        choices=[*dev_suite.MODELS, *dev_suite.CANDIDATES],
+        help="the model whose wins and paired advantages the summary gives (default: pilid)",
+    )
+    parser.add_argument(
+        "--also",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="CSV",
+        help="other results CSVs of this script (a candidate's --out) whose rows join the "
+        "summary; they are read, never written",
+    )
     args = parser.parse_args(argv)
     refuse_paper_seeds(parser, args.splits)
     return dev_suite.run_and_summarise(
