@@ -76,3 +76,27 @@ def test_names_lightgbm_refuses_are_rewritten_and_nothing_else():
     assert plain.categorical == ["job_58x"]
     np.testing.assert_array_equal(plain.X.to_numpy(), X.to_numpy())
     assert list(dataset.X.columns) == list(X.columns)  # the loaded data set is left as it was
+
+
+def test_a_candidates_rows_are_read_beside_the_committed_ones_as_the_base(tmp_path, capsys):
+    """``--also`` joins another CSV's rows (read, never written) and ``--base`` reads the
+    summary's wins as the candidate's: its wins against EBM, counted here by hand."""
+    rng = np.random.default_rng(3)
+    rows = [
+        ("skill", split, model, "classification", "auc", float(rng.uniform(0.8, 0.9)), 1.0)
+        for split in (100, 101, 102)
+        for model in ("pilid", "pilid_deep_auto", "ebm")
+    ]
+    columns = ["table", "split", "model", "task", "metric", "value", "fit_seconds"]
+    frame = pd.DataFrame(rows, columns=columns).assign(n_train=80, n_test=20)
+    mine, theirs = tmp_path / "candidate.csv", tmp_path / "uci.csv"
+    frame[frame["model"] == "pilid_deep_auto"].to_csv(mine, index=False)
+    frame[frame["model"] != "pilid_deep_auto"].to_csv(theirs, index=False)
+    before = theirs.read_bytes()
+    args = ["--summary-only", "--tables", "skill", "--out", str(mine), "--also", str(theirs)]
+    args += ["--models", "pilid", "pilid_deep_auto", "ebm", "--base", "pilid_deep_auto"]
+    assert uci_new_splits.main(args) == 0
+    means = frame.groupby("model")["value"].mean()
+    wins = int(means["pilid_deep_auto"] > means["ebm"])
+    assert f"PiLiD deep auto beats EBM on {wins} of 1 tables" in capsys.readouterr().out
+    assert theirs.read_bytes() == before
