@@ -585,8 +585,9 @@ def summarise(results: pd.DataFrame, base: str = "pilid") -> dict:
     defaults has a result (a model fitted under a budget only has none: NaN, and it is ranked
     with the others in ``shared_rank``). A model counts as present on a table only with every
     split of the table at some seed (a run cut short leaves no mean over fewer splits), and the
-    means, stds and seconds of a table are over the seeds every present model has whole (PiLiD
-    fitted with three seeds beside a peer fitted with one: both over that one; the criterion
+    means, stds and seconds of a table are over the seeds every present model at its defaults
+    has whole (PiLiD fitted with three seeds beside a peer fitted with one: both over that one;
+    a model with only a budget's rows there, over its own: it cuts no other's; the criterion
     compares on all the pairs there are and marks a table on fewer than 15 reduced).
 
     ``base``: the model the wins against EBM and the criterion are of (default PiLiD's
@@ -615,14 +616,23 @@ def summarise(results: pd.DataFrame, base: str = "pilid") -> dict:
         row = {"table": table, "metric": metric[table]}
         lower = LOWER_IS_BETTER[metric[table]]
         present = [m for m in models if seeds.get((table, m))]
-        # the seeds every present model has whole: the means compare the same cells
-        common = frozenset.intersection(*[seeds[(table, m)] for m in present]) if present else ()
         on = results[(results["table"] == table) & results["model"].isin(present)]
-        if common:
-            on = on[on["seed_offset"].isin(list(common))]
-        else:  # no seed all of them have whole: each model over its own whole seeds
-            whole = [seeds[(table, m)] for m in on["model"]]
-            on = on[[o in w for o, w in zip(on["seed_offset"], whole)]]
+        # a model with only a budget's rows here (TabM on a CPU) is no model at its defaults: it
+        # is not ranked, and its seeds do not cut the others' means (its own whole seeds)
+        budgeted = set(on.loc[on["budget"] != "", "model"]) - set(
+            on.loc[on["budget"] == "", "model"]
+        )
+        defaults_here = [m for m in present if m not in budgeted]
+        # the seeds every model at its defaults has whole: the means compare the same cells
+        common = (
+            frozenset.intersection(*[seeds[(table, m)] for m in defaults_here])
+            if defaults_here
+            else frozenset()
+        )
+        whole = [
+            common if m in defaults_here and common else seeds[(table, m)] for m in on["model"]
+        ]  # no seed all of them have whole: each model over its own whole seeds
+        on = on[[o in w for o, w in zip(on["seed_offset"], whole)]]
         stats = on.groupby("model").agg(
             mean=("value", "mean"),
             std=("value", "std"),

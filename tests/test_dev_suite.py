@@ -591,3 +591,23 @@ def test_adopted_rows_are_the_sources_after_a_refit_gives_its_value_and_else_one
     with pytest.raises(SystemExit):
         dev_suite.main([*adopt, "--models", "pilid_deep_auto", "lightgbm"])
     assert "give it one model in --models" in capsys.readouterr().err
+
+
+def test_a_peer_under_a_budget_on_one_seed_cuts_no_other_models_means():
+    """PiLiD and EBM at their defaults on two seeds beside TabM under a budget on the first
+    only: PiLiD's and EBM's means, wins and ranks are over both seeds (as without TabM), and
+    TabM's over its own."""
+    first = _results().assign(seed_offset=0, budget="")
+    first = first[first["model"].isin(["pilid", "ebm"])]
+    second = first.assign(seed_offset=1000, value=first["value"][::-1].to_numpy())
+    both = pd.concat([first, second], ignore_index=True)
+    tabm = first[first["model"] == "ebm"].assign(model="tabm", budget="n_epochs=2")
+    alone = dev_suite.summarise(both)
+    beside = dev_suite.summarise(pd.concat([both, tabm], ignore_index=True))
+    columns = [c for c in alone["per_table"].columns if not c.startswith("tabm")]
+    pd.testing.assert_frame_equal(beside["per_table"][columns], alone["per_table"][columns])
+    assert (beside["wins"], beside["compared"]) == (alone["wins"], alone["compared"])
+    by_hand = both[both["model"] == "pilid"].groupby("table")["value"].mean()
+    assert beside["per_table"]["pilid_mean"].to_dict() == pytest.approx(by_hand.to_dict())
+    tabm_mean = tabm.groupby("table")["value"].mean()
+    assert beside["per_table"]["tabm_mean"].to_dict() == pytest.approx(tabm_mean.to_dict())
