@@ -860,6 +860,26 @@ def _share_lines(summary: dict, me: str) -> list[str]:
     return lines
 
 
+def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--base`` (the model the summary's wins are of) and ``--also`` (other results CSVs read
+    beside ``--out``): this script's and ``studies.uci_new_splits``'."""
+    parser.add_argument(
+        "--base",
+        default="pilid",
+        choices=[*MODELS, *CANDIDATES],
+        help="the model whose wins and paired advantages the summary gives (default: pilid)",
+    )
+    parser.add_argument(
+        "--also",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="CSV",
+        help="other results CSVs of this script (e.g. a candidate's --out) whose rows join the "
+        "summary; they are read, never written",
+    )
+
+
 def main(argv=None) -> int:
     """Run the missing (table, split, seed, model) cells, then print the summary of ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -886,12 +906,7 @@ def main(argv=None) -> int:
         "--quick", action="store_true", help="tiny models (QUICK): a smoke test, not results"
     )
     parser.add_argument("--summary-only", action="store_true", help="print the CSV's summary")
-    parser.add_argument(
-        "--base",
-        default="pilid",
-        choices=[*MODELS, *CANDIDATES],
-        help="the model whose wins and paired advantages the summary gives (default: pilid)",
-    )
+    add_reading_arguments(parser)
     parser.add_argument(
         "--adopt-from",
         default=None,
@@ -900,15 +915,6 @@ def main(argv=None) -> int:
         help="write the one model of --models's missing cells as MODEL's rows (of --out and "
         "--also) where its fit is MODEL's: per table one cell is refitted and must give MODEL's "
         "value bit for bit, and the others are copied, marked adopted_from",
-    )
-    parser.add_argument(
-        "--also",
-        nargs="+",
-        type=Path,
-        default=[],
-        metavar="CSV",
-        help="other results CSVs of this script (e.g. a candidate's --out) whose rows join the "
-        "summary; they are read, never written",
     )
     args = parser.parse_args(argv)
     if args.budget_epochs is not None and args.budget_epochs < 1:

@@ -82,21 +82,7 @@ def main(argv=None) -> int:
     parser.add_argument("--data-dir", default=None, help="the UCI files (default: $PILID_DATA_DIR)")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--summary-only", action="store_true", help="print the CSV's summary")
-    parser.add_argument(
-        "--base",
-        default="pilid",
-        choices=[*dev_suite.MODELS, *dev_suite.CANDIDATES],
-        help="the model whose wins and paired advantages the summary gives (default: pilid)",
-    )
-    parser.add_argument(
-        "--also",
-        nargs="+",
-        type=Path,
-        default=[],
-        metavar="CSV",
-        help="other results CSVs of this script (a candidate's --out) whose rows join the "
-        "summary; they are read, never written",
-    )
+    dev_suite.add_reading_arguments(parser)
     args = parser.parse_args(argv)
     refuse_paper_seeds(parser, args.splits)
     return dev_suite.run_and_summarise(
