@@ -391,7 +391,7 @@ PILID: tuple[Hyperparameter, ...] = (
     ),
     Hyperparameter(
         name="deep_input",
-        default="columns",
+        default="auto",
         constraint=(OneOf(("columns", "auto")),),
         where="model",
         paper="columns",

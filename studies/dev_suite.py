@@ -49,9 +49,13 @@ and, only when ``--models`` names it, a candidate for the next library default
   were fitted as the studies' levers ``deep_choice=16``, ``choice_members=4``, which computed
   the same fits before the library took them);
 - ``pilid_deep_auto``: the library's ``deep_input="auto"`` as it is, the choice above only from
-  `pilid.models.shape_choice.EMBEDDING_MIN_ROWS` fit rows on, the defaults' fit on fewer;
+  `pilid.models.shape_choice.EMBEDDING_MIN_ROWS` fit rows on, the columns' fit on fewer (the
+  library's defaults since; its rows are ``pilid``'s, adopted with ``--adopt-from``);
+- ``pilid_columns``: the library's defaults before that, ``deep_input="columns"``
+  (`COLUMNS_DEFAULTS`: the ``pilid`` rows fitted then, renamed);
 
-each on one thread (`THREADS`: ``n_jobs=1`` / ``n_threads=1``, which changes the time, not the
+every candidate on top of `CANDIDATE_BASE` (the deep part's input of the defaults then); each
+on one thread (`THREADS`: ``n_jobs=1`` / ``n_threads=1``, which changes the time, not the
 model) and the neural peers on the CPU,
 
 and records per (table, split, seed offset, model, budget) the test metric (MSE of the
@@ -148,7 +152,16 @@ CANDIDATES = {
     },
     "pilid_deep_choice16": {"deep_input": "auto", "deep_min_rows": 0},
     "pilid_deep_auto": {"deep_input": "auto"},
+    "pilid_columns": {"deep_input": "columns"},
 }
+#: Under every candidate that does not set it: the deep part's input of the library's defaults
+#: when the candidates were fitted, before ``deep_input="auto"`` became the default, so that
+#: their rows stay what they are.
+CANDIDATE_BASE = {"deep_input": "columns"}
+#: The library's defaults before ``deep_input="auto"``: its rows are the suite's ``pilid`` rows
+#: fitted then, which the studies that screened against the defaults then read as ``pilid``
+#: (`as_fitted_before_auto`).
+COLUMNS_DEFAULTS = "pilid_columns"
 #: The models of PiLiD's engine, whose rows name its version (``engine``).
 ENGINE_MODELS = ("pilid", *CANDIDATES)
 #: The printed names.
@@ -162,6 +175,7 @@ LABELS = {
     "pilid_deep_free_embed16": "PiLiD free embed16",
     "pilid_deep_choice16": "PiLiD deep choice16/4",
     "pilid_deep_auto": "PiLiD deep auto",
+    "pilid_columns": "PiLiD columns",
     "ebm": "EBM",
     "lightgbm": "LightGBM",
     "realmlp": "RealMLP",
@@ -208,6 +222,7 @@ QUICK = {
     "pilid_smooth_auto": {"epochs": 2, "n_bags": 2},
     "pilid_deep_choice16": {"epochs": 2, "n_bags": 2},
     "pilid_deep_auto": {"epochs": 2, "n_bags": 2},
+    "pilid_columns": {"epochs": 2, "n_bags": 2},
     "ebm": {"outer_bags": 1, "max_rounds": 20, "interactions": 0},
     "lightgbm": {"n_estimators": 5},
     "realmlp": {"n_epochs": 2},
@@ -273,7 +288,7 @@ def make_model(
         from studies._levers.estimators import PiLiDLeverClassifier, PiLiDLeverRegressor
 
         cls = PiLiDLeverClassifier if classification else PiLiDLeverRegressor
-        return cls(random_state=state, **CANDIDATES[model], **extra)
+        return cls(random_state=state, **{**CANDIDATE_BASE, **CANDIDATES[model]}, **extra)
     if model == "ebm":
         from interpret.glassbox import (
             ExplainableBoostingClassifier,
@@ -431,6 +446,16 @@ def first_seed(frame: pd.DataFrame) -> pd.DataFrame:
 def read_results(path: Path) -> pd.DataFrame:
     """`first_seed` of the results CSV at ``path`` (an empty frame when there is none)."""
     return first_seed(read_runs(path))
+
+
+def as_fitted_before_auto(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with `COLUMNS_DEFAULTS`' rows as ``pilid``'s and today's ``pilid`` rows
+    dropped: the suite as the studies that screened against the library's defaults before
+    ``deep_input="auto"`` read it (a frame without such rows is returned as it is)."""
+    if frame.empty or not (frame["model"] == COLUMNS_DEFAULTS).any():
+        return frame
+    kept = frame[frame["model"] != "pilid"]
+    return kept.assign(model=kept["model"].replace(COLUMNS_DEFAULTS, "pilid"))
 
 
 def write_results(path: Path, frame: pd.DataFrame, tables=tuple(SUITE)) -> None:
@@ -880,6 +905,29 @@ def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_adoption_argument(parser: argparse.ArgumentParser) -> None:
+    """``--adopt-from`` (`_adopt`): this script's and ``studies.uci_new_splits``'."""
+    parser.add_argument(
+        "--adopt-from",
+        default=None,
+        choices=[*MODELS, *CANDIDATES],
+        metavar="MODEL",
+        help="write the one model of --models's missing cells as MODEL's rows (of --out and "
+        "--also) where its fit is MODEL's: per table one cell is refitted and must give MODEL's "
+        "value bit for bit, and the others are copied, marked adopted_from",
+    )
+
+
+def check_adoption(parser: argparse.ArgumentParser, args) -> None:
+    """Exit through ``parser`` with one line unless ``--adopt-from`` has one other model in
+    ``--models`` to write."""
+    if args.adopt_from is not None and (len(args.models) != 1 or args.models[0] == args.adopt_from):
+        parser.error(
+            f"--adopt-from {args.adopt_from} writes the rows of one other model; give it one "
+            "model in --models, e.g. --models pilid_deep_auto --adopt-from pilid_deep_choice16"
+        )
+
+
 def main(argv=None) -> int:
     """Run the missing (table, split, seed, model) cells, then print the summary of ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -907,25 +955,13 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--summary-only", action="store_true", help="print the CSV's summary")
     add_reading_arguments(parser)
-    parser.add_argument(
-        "--adopt-from",
-        default=None,
-        choices=[*MODELS, *CANDIDATES],
-        metavar="MODEL",
-        help="write the one model of --models's missing cells as MODEL's rows (of --out and "
-        "--also) where its fit is MODEL's: per table one cell is refitted and must give MODEL's "
-        "value bit for bit, and the others are copied, marked adopted_from",
-    )
+    add_adoption_argument(parser)
     args = parser.parse_args(argv)
     if args.budget_epochs is not None and args.budget_epochs < 1:
         parser.error(f"--budget-epochs {args.budget_epochs} is no budget; give N >= 1 epochs")
     if min(args.seed_offsets) < 0:
         parser.error("--seed-offsets must be >= 0 (random_state = split seed + offset)")
-    if args.adopt_from is not None and (len(args.models) != 1 or args.models[0] == args.adopt_from):
-        parser.error(
-            f"--adopt-from {args.adopt_from} writes the rows of one other model; give it one "
-            "model in --models, e.g. --models pilid_deep_auto --adopt-from pilid_deep_choice16"
-        )
+    check_adoption(parser, args)
     return run_and_summarise(args, load_suite_table, write_results, "dev suite")
 
 

@@ -3,9 +3,13 @@
 A REDUCED screening: the tables `SCREEN_TABLES` (6 of the development suite's 15), splits 0 and 1
 (`SCREEN_SPLITS`, 2 of `studies.dev_suite`'s 5) and one model seed (``random_state`` = the split
 seed, offset 0: 1 of its 3), one thread. Each variant (`VARIANTS`) is ``PiLiDRegressor`` /
-``PiLiDClassifier`` with the library defaults and a few changes:
+``PiLiDClassifier`` with the library defaults of the screening and a few changes: the deep
+part's input of the defaults then (``dev_suite.CANDIDATE_BASE``, before ``deep_input="auto"``
+became the default) under every variant that does not set it:
 
-- ``defaults``: the library defaults (its rows are ``dev_suite.csv``'s ``pilid`` rows at offset 0);
+- ``defaults``: the library defaults then (its rows are ``dev_suite.csv``'s
+  ``dev_suite.COLUMNS_DEFAULTS`` rows at offset 0, read as ``pilid``'s:
+  ``dev_suite.as_fitted_before_auto``);
 - ``glass``: ``hidden_layers=None``, the additive part alone ("glass mode"), ``pairs`` at the
   default (``"auto"``);
 - ``glass_ebm_pairs``: glass mode with EBM 0.7.8's pair budget, ``pairs=k`` (exactly FAST's first
@@ -429,7 +433,7 @@ def make_variant(variant: str, task: str, seed: int, m: int):
             f"in the CSV); to refit it, check out commit {RETIRED[variant]} and run it there"
         )
     params, ebm_pairs, steps = VARIANTS[variant]
-    params = dict(params)
+    params = {**dev_suite.CANDIDATE_BASE, **params}  # the defaults the variants were screened on
     if ebm_pairs:
         params["pairs"] = pair_budget(task, m)
     if set(params) & {lever.name for lever in LEVERS}:  # a lever of the studies
@@ -623,7 +627,8 @@ def _run(args) -> int:
     if rows.empty:
         print(f"no results in {args.out}")
         return 0
-    text = format_summary(rows, dev_suite.read_results(args.suite), args.splits)
+    suite = dev_suite.as_fitted_before_auto(dev_suite.read_results(args.suite))
+    text = format_summary(rows, suite, args.splits)
     print(text)
     if args.write_log:
         cells = len(args.variants) * len(args.tables) * len(args.splits)

@@ -13,8 +13,10 @@ is rewritten whole after every fit).
 
 Every variant is measured on top of the library defaults before issue 31
 (`EARLIER_DEFAULTS`, the variant ``defaults``); the library's defaults now are
-the variant `LIBRARY_VARIANT` (``gamma40_smooth_rows_lam_steep_pairs_auto``), whose rows equal
-``studies.dev_suite``'s PiLiD rows; the levers measured before that were read against the
+the variant `LIBRARY_VARIANT` (``gamma40_smooth_rows_lam_steep_pairs_auto``) but the deep part's
+input, whose rows equal ``studies.dev_suite``'s PiLiD rows of the defaults before
+``deep_input="auto"`` (``dev_suite.COLUMNS_DEFAULTS``, read as PiLiD's:
+``dev_suite.as_fitted_before_auto``); the levers measured before that were read against the
 defaults then, `BASELINE_VARIANT` (``gamma40_smooth_rows_lam_rows_pairs_auto``). The summary
 compares every variant with its baseline (`baseline_of`: ``defaults``, or ``code``, the defaults
 before categorical features entered the deep part one-hot, for the variants measured then;
@@ -137,6 +139,7 @@ EARLIER_DEFAULTS = {
     "n_bags": 16,
     "smoothness": 0.0,
     "pairs": 0,
+    "deep_input": "columns",  # the default until deep_input="auto", after these levers
 }
 
 #: How the variants measured before one-hot categories became the default saw a categorical
@@ -769,7 +772,8 @@ def _run(args) -> int:
     if args.defaults_change:
         if uci:
             print(f"UCI sets, new splits {args.splits}; a reduced run: 3 per set, not 20")
-        print(format_defaults_change(*defaults_change(levers, dev_suite.read_results(args.suite))))
+        suite = dev_suite.as_fitted_before_auto(dev_suite.read_results(args.suite))
+        print(format_defaults_change(*defaults_change(levers, suite)))
         return 0
     todo = (
         []
@@ -798,7 +802,7 @@ def _run(args) -> int:
     if levers.empty:
         print(f"no results in {args.out}")
         return 0
-    suite = dev_suite.read_results(args.suite)
+    suite = dev_suite.as_fitted_before_auto(dev_suite.read_results(args.suite))
     print(format_summary(on_splits(levers, args.splits), suite))
     return 0
 

@@ -92,13 +92,15 @@ def verdict_changes(first: dict, second: dict) -> list[str]:
 
 
 def read(path: Path) -> pd.DataFrame:
-    """A results CSV of ``dev_suite.py``, or one line naming the missing file."""
+    """A results CSV of ``dev_suite.py`` (PiLiD's rows those of the defaults the reruns were
+    made with, before ``deep_input="auto"``: ``dev_suite.as_fitted_before_auto``), or one line
+    naming the missing file."""
     if not path.is_file():
         raise SystemExit(
             f"suite_drift: no results file {path}; write one with "
             f"python -m studies dev_suite --out {path}"
         )
-    return dev_suite.read_results(path)
+    return dev_suite.as_fitted_before_auto(dev_suite.read_results(path))
 
 
 def main(argv=None) -> int:

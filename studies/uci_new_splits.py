@@ -83,8 +83,10 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--summary-only", action="store_true", help="print the CSV's summary")
     dev_suite.add_reading_arguments(parser)
+    dev_suite.add_adoption_argument(parser)
     args = parser.parse_args(argv)
     refuse_paper_seeds(parser, args.splits)
+    dev_suite.check_adoption(parser, args)
     return dev_suite.run_and_summarise(
         args,
         lambda name: plain_names(load_dataset(name, data_dir=args.data_dir)),

@@ -611,3 +611,34 @@ def test_a_peer_under_a_budget_on_one_seed_cuts_no_other_models_means():
     assert beside["per_table"]["pilid_mean"].to_dict() == pytest.approx(by_hand.to_dict())
     tabm_mean = tabm.groupby("table")["value"].mean()
     assert beside["per_table"]["tabm_mean"].to_dict() == pytest.approx(tabm_mean.to_dict())
+
+
+def test_the_candidates_keep_the_deep_input_of_their_fits_and_pilid_is_the_librarys():
+    """Every candidate that does not set ``deep_input`` is built with `CANDIDATE_BASE`'s (their
+    rows were fitted so), one that sets it with its own, and ``pilid`` with the library's."""
+    from pilid import PiLiDRegressor
+
+    built = {m: dev_suite.make_model(m, "regression", 0).get_params() for m in dev_suite.CANDIDATES}
+    for model, params in dev_suite.CANDIDATES.items():
+        expected = params.get("deep_input", dev_suite.CANDIDATE_BASE["deep_input"])
+        assert built[model]["deep_input"] == expected, model
+    assert {built[m]["deep_input"] for m in built} == {"columns", "auto"}
+    library = PiLiDRegressor().get_params()["deep_input"]
+    assert dev_suite.make_model("pilid", "regression", 0).get_params()["deep_input"] == library
+    assert built[dev_suite.COLUMNS_DEFAULTS]["deep_input"] != library
+
+
+def test_the_defaults_then_are_the_columns_rows_read_as_pilids():
+    """`as_fitted_before_auto`: `COLUMNS_DEFAULTS`' rows become ``pilid``'s, today's ``pilid``
+    rows go, the others stay as they are; a frame without such rows is returned unchanged."""
+    frame = _results()
+    then = frame[frame["model"] == "pilid"].assign(model=dev_suite.COLUMNS_DEFAULTS, value=-1.0)
+    both = pd.concat([frame, then], ignore_index=True)
+    read = dev_suite.as_fitted_before_auto(both)
+    assert (read.loc[read["model"] == "pilid", "value"] == -1.0).all()
+    assert len(read[read["model"] == "pilid"]) == len(then)
+    others = frame[frame["model"] != "pilid"]
+    pd.testing.assert_frame_equal(
+        read[read["model"] != "pilid"].reset_index(drop=True), others.reset_index(drop=True)
+    )
+    assert dev_suite.as_fitted_before_auto(frame) is frame

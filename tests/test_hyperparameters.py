@@ -190,7 +190,7 @@ def test_a_composed_config_hashes_the_declared_keys_but_those_at_identity():
     declared = {p.name for p in hp.model_keys(hp.PILID)}
     assert set(paper) == declared - set(hp.identities(hp.PILID)) | {"name"}
     at_identity = {p.name for p in hp.model_keys(hp.PILID) if p.default == p.identity}
-    assert at_identity == {"monotone_constraints", "deep_input"}
+    assert at_identity == {"monotone_constraints"}
     assert set(library) == declared - at_identity | {"name"}
     assert library["n_bags"] == 16 and library["smoothness"] == "rows"
 

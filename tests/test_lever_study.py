@@ -187,8 +187,9 @@ def test_a_run_fits_what_the_dev_suite_fits_and_resumes(tmp_path, capsys):
 
 def test_the_library_variant_is_the_library_defaults_at_every_size():
     """`lever_study.LIBRARY_VARIANT`'s parameters, its rules of n resolved, are what
-    ``PiLiDRegressor()`` trains with at n rows (``lam_``, ``smoothness_`` of `row_rules`), and
-    every variant stands on the earlier defaults, not on today's."""
+    ``PiLiDRegressor()`` trains with at n rows (``lam_``, ``smoothness_`` of `row_rules`) but the
+    deep part's input, the defaults' before ``deep_input="auto"`` (`dev_suite.CANDIDATE_BASE`),
+    and every variant stands on the earlier defaults, not on today's."""
     from pilid import PiLiDRegressor
     from pilid.estimators.pilid import LIBRARY_DEFAULTS
     from pilid.models.row_rules import rows_smoothness, rows_steep_lam
@@ -201,9 +202,10 @@ def test_the_library_variant_is_the_library_defaults_at_every_size():
         assert variant["lam"] == rows_steep_lam(n) == pytest.approx(min(max(steep, 1e-6), 1e-2))
         assert variant["smoothness"] == rows_smoothness(n) == min(max(500.0 / n, 1e-3), 10.0)
         rest = {k: v for k, v in variant.items() if k not in ("lam", "smoothness")}
-        assert rest == {**{k: library[k] for k in rest}, "random_state": 0}
+        then = {**{k: library[k] for k in rest}, **dev_suite.CANDIDATE_BASE, "random_state": 0}
+        assert rest == then
     assert library["lam"] == "rows_steep" and library["smoothness"] == "rows"
-    assert library["pairs"] == "auto"
+    assert library["pairs"] == "auto" and library["deep_input"] == "auto"
     earlier = study.make_variant("defaults", "regression", 0, 1000).get_params()
     earlier_defaults = study.EARLIER_DEFAULTS
     assert {k: earlier[k] for k in earlier_defaults} == earlier_defaults
@@ -289,12 +291,13 @@ def test_the_summary_shows_only_cells_that_have_every_split_asked_for():
 def test_the_library_variants_rows_are_the_committed_pilid_rows(uci):
     """The library's defaults are the variant `LIBRARY_VARIANT`: its rows in the run that confirmed
     it (`lever_study.OUT_LIBRARY`; levers_uci.csv) equal dev_suite.csv's (uci_new_splits.csv's)
-    PiLiD rows exactly, the same fits on every cell."""
+    rows of the defaults before ``deep_input="auto"`` (`dev_suite.COLUMNS_DEFAULTS`, as the lever
+    study reads them: `as_fitted_before_auto`) exactly, the same fits on every cell."""
     study = lever_study
     suite = dev_suite
     uci_script = uci_new_splits
     levers = pd.read_csv(study.OUT_UCI if uci else study.OUT_LIBRARY)
-    peers = suite.read_results(uci_script.OUT if uci else suite.OUT)
+    peers = suite.as_fitted_before_auto(suite.read_results(uci_script.OUT if uci else suite.OUT))
     library = levers[levers["variant"] == study.LIBRARY_VARIANT].drop(columns="variant")
     mine = peers[peers["model"] == "pilid"].drop(columns="model")
     paired = mine.merge(library, on=["table", "split"], suffixes=("", "_variant"))
@@ -304,7 +307,7 @@ def test_the_library_variants_rows_are_the_committed_pilid_rows(uci):
         return
     # the suite's PiLiD rows with the seed + 1000 are the library variant's refit with it
     runs = suite.read_runs(suite.OUT)
-    reseeded = runs[(runs["model"] == "pilid") & (runs["seed_offset"] == 1000)]
+    reseeded = runs[(runs["model"] == suite.COLUMNS_DEFAULTS) & (runs["seed_offset"] == 1000)]
     refit = levers[levers["variant"] == f"{study.LIBRARY_VARIANT}_seed1000"]
     paired = reseeded.merge(refit, on=["table", "split"], suffixes=("", "_variant"))
     assert len(paired) == len(reseeded) == len(refit) > 0

@@ -100,3 +100,14 @@ def test_a_candidates_rows_are_read_beside_the_committed_ones_as_the_base(tmp_pa
     wins = int(means["pilid_deep_auto"] > means["ebm"])
     assert f"PiLiD deep auto beats EBM on {wins} of 1 tables" in capsys.readouterr().out
     assert theirs.read_bytes() == before
+
+
+def test_adoption_takes_one_model_in_one_line_and_writes_nothing(tmp_path):
+    """``--adopt-from`` (the development suite's): with two models, or the source itself, one
+    line that names the fix, before anything is read or fitted."""
+    out = tmp_path / "uci.csv"
+    for models in (["pilid", "ebm"], ["pilid_deep_auto"]):
+        result = _run("--models", *models, "--adopt-from", "pilid_deep_auto", "--out", out)
+        assert result.returncode == 2
+        assert "give it one model in --models" in result.stderr.strip().splitlines()[-1]
+    assert not out.exists()

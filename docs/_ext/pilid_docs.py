@@ -20,6 +20,9 @@ that set them), ``lever-counts``, ``lever-ranks``, ``lever-means``, ``defaults-c
 baseline defaults, ``lever_study.BASELINE_VARIANT``). A lever view takes ``:with:`` another
 lever CSV and ``:with-variants:`` the variants whose rows it adds (the defaults' fits committed
 with another study), and ``:tables:`` the tables to show (a lever measured on some tables only).
+A suite view's ``:defaults-then:`` reads PiLiD's rows as the defaults before
+``deep_input="auto"`` (``dev_suite.as_fitted_before_auto``): what a candidate was measured
+against.
 
 ``hyperparameters``: one row per constructor parameter of an estimator, its default read from
 the signature and the paper's value from ``PAPER_PROTOCOL`` and the paper's config
@@ -92,6 +95,7 @@ class StudyTable(Directive):
         "with-variants": directives.unchanged,
         "also": directives.unchanged,
         "base": directives.unchanged,
+        "defaults-then": directives.flag,
         "models": directives.unchanged,
         "names": directives.unchanged,
         "splits": directives.unchanged,

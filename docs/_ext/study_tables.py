@@ -644,6 +644,8 @@ def build(view: str, path: str, options: dict) -> Table:
     frame = read(path)
     if options.get("also"):  # suite CSVs' rows beside (a candidate's files and the suite's)
         frame = script("dev_suite").with_rows_of(frame, *map(read, _list(options["also"])))
+    if "defaults-then" in options:  # PiLiD's rows: the defaults before deep_input="auto"
+        frame = script("dev_suite").as_fitted_before_auto(frame)
     if options.get("with"):
         frame = with_rows(frame, read(options["with"]), _list(options.get("with-variants")))
     if options.get("tables"):
@@ -658,8 +660,10 @@ def build(view: str, path: str, options: dict) -> Table:
         if not options.get(key):
             raise ValueError(f"view {view} needs :{key}: (a CSV path)")
         # a suite's CSV (dev_suite.py's, uci_new_splits.py's, a rerun): its first seed at the
-        # library's defaults, one row per (table, split, model), as the lever study reads it
-        return script("dev_suite").first_seed(read(options[key]))
+        # library's defaults, one row per (table, split, model), as the lever study reads it,
+        # PiLiD's rows those of the defaults the levers and reruns were measured against
+        suites = script("dev_suite")
+        return suites.as_fitted_before_auto(suites.first_seed(read(options[key])))
 
     if view == "pivot":
         return pivot(
@@ -680,8 +684,9 @@ def build(view: str, path: str, options: dict) -> Table:
         return suite_verdict(frame, options.get("base") or "pilid")
     if view == "suite-shares":
         return suite_shares(frame, options.get("base") or "pilid")
-    if view in ("drift", "drift-verdict"):
-        frame = script("dev_suite").first_seed(frame)
+    if view in ("drift", "drift-verdict"):  # reruns of the defaults before deep_input="auto"
+        suites = script("dev_suite")
+        frame = suites.as_fitted_before_auto(suites.first_seed(frame))
     if view == "drift":
         return drift(frame, other("against"))
     if view == "drift-verdict":
@@ -693,7 +698,8 @@ def build(view: str, path: str, options: dict) -> Table:
             frame = frame[frame["variant"].isin(variants)].reset_index(drop=True)
         if not options.get("suite"):
             raise ValueError(f"view {view} needs :suite: (dev_suite.csv's path)")
-        suite = script("dev_suite").read_results(ROOT / options["suite"])
+        suites = script("dev_suite")
+        suite = suites.as_fitted_before_auto(suites.read_results(ROOT / options["suite"]))
         if view == "screen-variants":
             return screen_variants(frame, suite, digits, splits)
         against = options.get("against") or "defaults"

@@ -178,10 +178,11 @@ _PILID_DOC = (
         chosen among those the same way (FAST's first k pairs for each k; with no rows to
         choose on, the fewest). Regression or two classes (with K > 2 classes ``"auto"`` or
         a list has no candidate with pairs).
-    deep_input : {"columns", "auto"}, default="columns"
+    deep_input : {"columns", "auto"}, default="auto"
         What the MLP reads (beyond the paper). ``"columns"``: the standardised columns of
-        Eq. 6 [the paper's]. ``"auto"``: chosen by inner validation (`pilid.models.shape_choice`):
-        every ``pairs`` / ``smoothness`` candidate is trained twice, with that MLP and with
+        Eq. 6 [the paper's]. ``"auto"``: from `pilid.models.shape_choice.EMBEDDING_MIN_ROWS`
+        fit rows on, chosen by inner validation (`pilid.models.shape_choice`), and on fewer the
+        columns (the same fit as ``"columns"``): every ``pairs`` / ``smoothness`` candidate is trained twice, with that MLP and with
         TabM's (Gorishniy et al., ICLR 2025), an MLP of the same layers on piecewise-linear
         embeddings of Phi, 16 numbers per feature (`pilid.nn.embedding`), which Eq. 11's
         penalty leaves free (``reg_groups="additive"``); each candidate trains the first 4
