@@ -179,18 +179,17 @@ _PILID_DOC = (
         choose on, the fewest). Regression or two classes (with K > 2 classes ``"auto"`` or
         a list has no candidate with pairs).
     deep_input : {"columns", "auto"}, default="auto"
-        What the MLP reads (beyond the paper). ``"columns"``: the standardised columns of
-        Eq. 6 [the paper's]. ``"auto"``: from `pilid.models.shape_choice.EMBEDDING_MIN_ROWS`
-        fit rows on, chosen by inner validation (`pilid.models.shape_choice`), and on fewer the
-        columns (the same fit as ``"columns"``): every ``pairs`` / ``smoothness`` candidate is trained twice, with that MLP and with
-        TabM's (Gorishniy et al., ICLR 2025), an MLP of the same layers on piecewise-linear
-        embeddings of Phi, 16 numbers per feature (`pilid.nn.embedding`), which Eq. 11's
-        penalty leaves free (``reg_groups="additive"``); each candidate trains the first 4
-        members of its bag, the one of lower validation loss is kept and trains its other
-        members (``shape_choice_`` lists each candidate's ``deep_input``). The additive part
-        and its purified shapes are read as with the columns. With ``hidden_layers=None``,
-        monotone constraints (the embeddings read every feature) or no rows to choose on:
-        the columns.
+        What the MLP reads (beyond the paper). ``"columns"``: the standardised columns of Eq. 6 [the
+        paper's]. ``"auto"``: from `pilid.models.shape_choice.EMBEDDING_MIN_ROWS` fit rows on,
+        chosen by inner validation (`pilid.models.shape_choice`), and on fewer the columns (the same
+        fit as ``"columns"``): every ``pairs`` / ``smoothness`` candidate is trained twice, with
+        that MLP and with TabM's (Gorishniy et al., ICLR 2025), an MLP of the same layers on
+        piecewise-linear embeddings of Phi, 16 numbers per feature (`pilid.nn.embedding`), which Eq.
+        11's penalty leaves free (``reg_groups="additive"``); each candidate trains the first 4
+        members of its bag, the one of lower validation loss is kept and trains its other members
+        (``shape_choice_`` lists each candidate's ``deep_input``). The additive part and its
+        purified shapes are read as with the columns. With ``hidden_layers=None``, monotone
+        constraints (the embeddings read every feature) or no rows to choose on: the columns.
     verbose : bool, default=False
         A progress bar with the epoch losses.
     n_bags : int, default=16
