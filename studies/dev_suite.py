@@ -986,9 +986,11 @@ def _adopt(args, results: pd.DataFrame, todo: list, load, write, desc: str):
     has a row of (of ``args.out`` or ``args.also``, at its defaults); where that gives the
     source's value bit for bit, from the engine that wrote it, the source's other rows of the
     table's cells in ``todo`` are written as ``args.models``' one model's, `ADOPTED` naming the
-    source; else one line and nothing written of that table. Returns the cells left to fit
-    (none: a cell without a source row is left for a run without ``--adopt-from``) and the
-    results."""
+    source; else one line (on stderr), the refit kept as the model's own row (a fit as any
+    other) and no other row of that table written, and the next table is tried (another CPU's
+    kernels can move a fit's last digits, so a table refused on one machine may be adopted on
+    the one that wrote it). Returns the tables refused (their other cells to fit without
+    ``--adopt-from``, as a cell without a source row) and the results."""
     source, (model,) = args.adopt_from, args.models
     rows = resolve(with_rows_of(results, *(read_runs(path) for path in getattr(args, "also", []))))
     rows = rows[(rows["model"] == source) & (rows["budget"] == "")]
@@ -1000,6 +1002,7 @@ def _adopt(args, results: pd.DataFrame, todo: list, load, write, desc: str):
     }
     tables = list(dict.fromkeys(t for t, *_ in todo))
     adopted = checked = 0
+    refused = []
     left = [c for c in todo if (c[0], c[1], c[2]) not in by_cell]
     for table in tqdm(tables, desc=f"{desc}: adopting", unit="table", file=sys.stderr):
         cells = [c for c in todo if c[0] == table and (c[0], c[1], c[2]) in by_cell]
@@ -1018,12 +1021,18 @@ def _adopt(args, results: pd.DataFrame, todo: list, load, write, desc: str):
         quick = getattr(args, "quick", False)
         row = run_one(load(table), seed, model, quick=quick, offset=offset)
         checked += 1
-        if row["value"] != first["value"]:
-            raise SystemExit(
+        if row["value"] != first["value"]:  # the refit is a fit of model's all the same
+            new = pd.DataFrame([row], columns=RUN_COLUMNS)
+            results = new if results.empty else pd.concat([results, new], ignore_index=True)
+            write(args.out, results)
+            print(
                 f"dev_suite: {model} on {table} split {seed} seed offset {offset} scores "
                 f"{row['value']!r}, {source}'s row {first['value']!r}: not the same fit, so no "
-                f"row of {table} is adopted; fit them (drop --adopt-from)"
+                f"row of {table} is adopted; fit them (drop --adopt-from)",
+                file=sys.stderr,
             )
+            refused.append(table)
+            continue
         copies = [
             {**by_cell[(t, s, o)], "model": model, ADOPTED: source} for t, s, o, _ in cells[1:]
         ]
@@ -1032,11 +1041,11 @@ def _adopt(args, results: pd.DataFrame, todo: list, load, write, desc: str):
         write(args.out, results)
         adopted += len(copies)
     print(
-        f"{adopted} rows adopted from {source} after {checked} refits that gave its values bit "
-        f"for bit; {len(left)} cells without a row of {source} are left to fit without "
-        "--adopt-from"
+        f"{adopted} rows adopted from {source} after {checked - len(refused)} refits that gave "
+        f"its values bit for bit; {len(left)} cells without a row of {source} are left to fit "
+        "without --adopt-from"
     )
-    return [], results
+    return refused, results
 
 
 def run_and_summarise(args, load, write, desc: str) -> int:
@@ -1067,8 +1076,10 @@ def _run_and_summarise(args, load, write, desc: str) -> int:
             "dev_suite: RealMLP and TabM need pytabkit; pip install -e '.[peers]' (or leave "
             "realmlp and tabm out of --models)"
         )
+    refused = []
     if getattr(args, "adopt_from", None) is not None:
-        todo, results = _adopt(args, results, todo, load, write, desc)
+        refused, results = _adopt(args, results, todo, load, write, desc)
+        todo = []
     datasets: dict = {}
     for table, seed, offset, model in tqdm(todo, desc=desc, unit="fit", file=sys.stderr):
         if table not in datasets:
@@ -1092,6 +1103,13 @@ def _run_and_summarise(args, load, write, desc: str) -> int:
         print(f"no results in {args.out} for these tables and models")
         return 0
     print(format_summary(summarise(shown, getattr(args, "base", "pilid"))))
+    if refused:
+        print(
+            f"{desc}: no row of {', '.join(refused)} adopted from {args.adopt_from}; fit them "
+            f"without it: --models {args.models[0]} --tables {' '.join(refused)}",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

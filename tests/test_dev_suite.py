@@ -563,25 +563,39 @@ def test_a_candidate_runs_beside_the_defaults_names_its_engine_and_joins_the_sum
 def test_adopted_rows_are_the_sources_after_a_refit_gives_its_value_and_else_one_line(
     tmp_path, capsys
 ):
-    """``--adopt-from``: ``pilid_deep_auto`` on hmda (fewer rows than the embeddings need) is
-    the defaults' fit, so one refitted cell gives the defaults' value bit for bit and the other
-    cell's row is copied, marked; ``pilid_glass`` (no MLP) is another fit: one line, nothing
-    written; a source row of another engine is refused too."""
+    """``--adopt-from``: ``pilid_deep_auto`` on hmda and chile (fewer rows than the embeddings
+    need) is the defaults' fit, so on hmda one refitted cell gives the defaults' value bit for
+    bit and the other cell's row is copied, marked; on chile, whose source row is moved in its
+    last digit, the refit differs: one line naming the table and the command that fits it, the
+    refit kept as the candidate's own row (the defaults' true value: a fit as any other), the
+    other cell left to that command, the exit status 1; a source row of another engine is
+    refused before any fit."""
     suite, mine = tmp_path / "suite.csv", tmp_path / "candidate.csv"
-    base = ["--tables", "hmda", "--splits", "0", "1", "--seed-offsets", "0", "--quick"]
+    base = ["--tables", "hmda", "chile", "--splits", "0", "1", "--seed-offsets", "0", "--quick"]
     assert dev_suite.main([*base, "--models", "pilid", "--out", str(suite)]) == 0
     source = pd.read_csv(suite)
+    moved = source.copy()
+    first_chile = (moved["table"] == "chile") & (moved["split"] == 0)
+    moved.loc[first_chile, "value"] = np.nextafter(moved.loc[first_chile, "value"], np.inf)
+    moved.to_csv(suite, index=False)
+    capsys.readouterr()
     adopt = [*base, "--out", str(mine), "--also", str(suite), "--adopt-from", "pilid"]
-    assert dev_suite.main([*adopt, "--models", "pilid_deep_auto"]) == 0
-    assert "1 rows adopted from pilid after 1 refits" in capsys.readouterr().out
-    rows = dev_suite.read_runs(mine)
-    assert list(rows["model"]) == ["pilid_deep_auto"] * 2
-    assert list(rows["value"]) == list(source["value"])  # bit for bit: the refit and the copy
-    assert list(rows[dev_suite.ADOPTED]) == ["", "pilid"]
-    assert list(rows["fit_seconds"])[1] == source["fit_seconds"].iloc[1]  # the copy's own
-    with pytest.raises(SystemExit, match="not the same fit, so no row of hmda is adopted"):
-        dev_suite.main([*adopt, "--models", "pilid_glass"])
-    assert list(dev_suite.read_runs(mine)["model"]) == ["pilid_deep_auto"] * 2
+    assert dev_suite.main([*adopt, "--models", "pilid_deep_auto"]) == 1
+    out, err = capsys.readouterr()
+    assert "1 rows adopted from pilid after 1 refits" in out
+    assert "not the same fit, so no row of chile is adopted" in err
+    assert "--models pilid_deep_auto --tables chile" in err
+    rows = dev_suite.read_runs(mine).set_index(["table", "split"])
+    truth = source.set_index(["table", "split"])
+    assert sorted(rows.index) == [("chile", 0), ("hmda", 0), ("hmda", 1)]
+    assert (rows["model"] == "pilid_deep_auto").all()
+    for cell in rows.index:  # bit for bit: the refits and the copy
+        assert rows.loc[cell, "value"] == truth.loc[cell, "value"]
+    assert rows.loc[("hmda", 1), dev_suite.ADOPTED] == "pilid"
+    assert rows.loc[("hmda", 1), "fit_seconds"] == truth.loc[("hmda", 1), "fit_seconds"]
+    assert list(rows.loc[[("hmda", 0), ("chile", 0)], dev_suite.ADOPTED]) == ["", ""]
+    assert dev_suite.main([*base, "--models", "pilid_deep_auto", "--out", str(mine)]) == 0
+    assert "1 fits to run" in capsys.readouterr().out  # chile's other cell, fitted
     source.assign(engine="1").to_csv(suite, index=False)
     other = tmp_path / "other.csv"
     adopt[adopt.index(str(mine))] = str(other)
