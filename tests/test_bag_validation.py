@@ -15,7 +15,17 @@ from pilid.train.validation import holdout_split
 from studies._levers import PiLiDLeverClassifier as LeverClassifier
 from studies._levers import PiLiDLeverRegressor as LeverRegressor
 
-SMALL = dict(hidden_layers=(8,), gamma=4, epochs=5, batch_size=64, random_state=0, pairs=0)
+# deep_input="columns": the deep input the levers were measured on (the library's "auto"
+# refuses them)
+SMALL = dict(
+    hidden_layers=(8,),
+    gamma=4,
+    epochs=5,
+    batch_size=64,
+    random_state=0,
+    pairs=0,
+    deep_input="columns",
+)
 
 
 def _data(n=400, seed=0):

@@ -15,7 +15,17 @@ from pilid.nn.mlp import EnsembleMLP
 from studies._levers import with_levers
 from studies._levers.deep_heads import LOGISTIC_SPREAD, HeadsMLP, HeadSpread, head_generator
 
-SMALL = dict(hidden_layers=(8,), n_bags=1, random_state=0, device="cpu", epochs=6, pairs=0)
+# deep_input="columns": the deep input the levers were measured on (the library's "auto"
+# refuses them)
+SMALL = dict(
+    hidden_layers=(8,),
+    n_bags=1,
+    random_state=0,
+    device="cpu",
+    epochs=6,
+    pairs=0,
+    deep_input="columns",
+)
 
 
 def _table(n=300, seed=0):

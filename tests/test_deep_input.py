@@ -42,7 +42,7 @@ def _any_rows(request, monkeypatch):
 def _alone(cls, row, **params):
     """A fit of candidate `row` of ``shape_choice_`` with its parameters fixed (the embedded
     one through the lever)."""
-    fixed = {**SMALL, **params, "pairs": int(row["pairs"])}
+    fixed = {**SMALL, **params, "pairs": int(row["pairs"]), "deep_input": "columns"}
     if row["deep_input"] == "embeddings":
         return with_levers(cls)(**fixed, **EMBEDDED)
     return cls(**fixed)
