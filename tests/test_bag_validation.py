@@ -14,18 +14,10 @@ from pilid.errors import PilidError
 from pilid.train.validation import holdout_split
 from studies._levers import PiLiDLeverClassifier as LeverClassifier
 from studies._levers import PiLiDLeverRegressor as LeverRegressor
+from studies.dev_suite import CANDIDATE_BASE
 
-# deep_input="columns": the deep input the levers were measured on (the library's "auto"
-# refuses them)
-SMALL = dict(
-    hidden_layers=(8,),
-    gamma=4,
-    epochs=5,
-    batch_size=64,
-    random_state=0,
-    pairs=0,
-    deep_input="columns",
-)
+SMALL = dict(hidden_layers=(8,), gamma=4, epochs=5, batch_size=64, random_state=0, pairs=0)
+SMALL.update(CANDIDATE_BASE)  # the deep input the levers were measured on ("auto" refuses them)
 
 
 def _data(n=400, seed=0):

@@ -16,18 +16,10 @@ from pilid.nn.mlp import EnsembleMLP
 from pilid.nn.piecewise import compact_layout, fit_knots, phi_compact, phi_numpy
 from studies._levers import with_levers
 from studies._levers.deep_embedding import EmbeddedMLP
+from studies.dev_suite import CANDIDATE_BASE
 
-# deep_input="columns": the deep input the levers were measured on (the library's "auto"
-# refuses them)
-SMALL = dict(
-    hidden_layers=(8,),
-    n_bags=2,
-    random_state=0,
-    device="cpu",
-    epochs=8,
-    pairs=0,
-    deep_input="columns",
-)
+SMALL = dict(hidden_layers=(8,), n_bags=2, random_state=0, device="cpu", epochs=8, pairs=0)
+SMALL.update(CANDIDATE_BASE)  # the deep input the levers were measured on ("auto" refuses them)
 
 
 def _table(n=400, seed=0):

@@ -14,18 +14,10 @@ from pilid import PiLiDClassifier, PiLiDRegressor
 from pilid.nn.mlp import EnsembleMLP
 from studies._levers import with_levers
 from studies._levers.deep_heads import LOGISTIC_SPREAD, HeadsMLP, HeadSpread, head_generator
+from studies.dev_suite import CANDIDATE_BASE
 
-# deep_input="columns": the deep input the levers were measured on (the library's "auto"
-# refuses them)
-SMALL = dict(
-    hidden_layers=(8,),
-    n_bags=1,
-    random_state=0,
-    device="cpu",
-    epochs=6,
-    pairs=0,
-    deep_input="columns",
-)
+SMALL = dict(hidden_layers=(8,), n_bags=1, random_state=0, device="cpu", epochs=6, pairs=0)
+SMALL.update(CANDIDATE_BASE)  # the deep input the levers were measured on ("auto" refuses them)
 
 
 def _table(n=300, seed=0):

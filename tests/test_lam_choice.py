@@ -17,18 +17,10 @@ from _choice import choice_loss, pair_data  # tests/_choice.py
 import pilid.models.fitting as fitting
 from pilid import PiLiDRegressor
 from studies._levers import with_levers
+from studies.dev_suite import CANDIDATE_BASE
 
-# deep_input="columns": the deep input the levers were measured on (the library's "auto"
-# refuses them)
-SMALL = dict(
-    hidden_layers=(8,),
-    n_bags=3,
-    random_state=0,
-    device="cpu",
-    epochs=12,
-    pairs="auto",
-    deep_input="columns",
-)
+SMALL = dict(hidden_layers=(8,), n_bags=3, random_state=0, device="cpu", epochs=12, pairs="auto")
+SMALL.update(CANDIDATE_BASE)  # the deep input the levers were measured on ("auto" refuses them)
 
 
 @pytest.mark.slow

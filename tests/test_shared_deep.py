@@ -24,18 +24,10 @@ from pilid.streams import STREAM_DEEP, trial_generator
 from studies._levers import PiLiDLeverClassifier as LeverClassifier
 from studies._levers import PiLiDLeverRegressor as LeverRegressor
 from studies._levers.shared_mlp import SHARED_BAG, SharedEnsembleMLP, bag_groups, fold
+from studies.dev_suite import CANDIDATE_BASE
 
-# deep_input="columns": the deep input the levers were measured on (the library's "auto"
-# refuses them)
-SMALL = dict(
-    hidden_layers=(8, 4),
-    gamma=4,
-    epochs=6,
-    batch_size=64,
-    random_state=0,
-    pairs=0,
-    deep_input="columns",
-)
+SMALL = dict(hidden_layers=(8, 4), gamma=4, epochs=6, batch_size=64, random_state=0, pairs=0)
+SMALL.update(CANDIDATE_BASE)  # the deep input the levers were measured on ("auto" refuses them)
 
 
 def _reference_batch_ensemble(n_features, sizes, seeds):
