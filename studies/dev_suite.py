@@ -981,6 +981,15 @@ def _todo(args, results: pd.DataFrame) -> list[tuple]:
     ]
 
 
+def _written_with(results: pd.DataFrame, rows: list, write, path) -> pd.DataFrame:
+    """``results`` with ``rows`` (run dicts) appended, written whole to ``path`` by ``write``
+    (after every fit, so that a stopped run keeps what it finished)."""
+    new = pd.DataFrame(rows).reindex(columns=RUN_COLUMNS)
+    results = new if results.empty else pd.concat([results, new], ignore_index=True)
+    write(path, results)
+    return results
+
+
 def _adopt(args, results: pd.DataFrame, todo: list, load, write, desc: str):
     """``--adopt-from``: on each table, refit the first cell of ``todo`` that the source model
     has a row of (of ``args.out`` or ``args.also``, at its defaults); where that gives the
@@ -1022,9 +1031,7 @@ def _adopt(args, results: pd.DataFrame, todo: list, load, write, desc: str):
         row = run_one(load(table), seed, model, quick=quick, offset=offset)
         checked += 1
         if row["value"] != first["value"]:  # the refit is a fit of model's all the same
-            new = pd.DataFrame([row], columns=RUN_COLUMNS)
-            results = new if results.empty else pd.concat([results, new], ignore_index=True)
-            write(args.out, results)
+            results = _written_with(results, [row], write, args.out)
             print(
                 f"dev_suite: {model} on {table} split {seed} seed offset {offset} scores "
                 f"{row['value']!r}, {source}'s row {first['value']!r}: not the same fit, so no "
@@ -1036,9 +1043,7 @@ def _adopt(args, results: pd.DataFrame, todo: list, load, write, desc: str):
         copies = [
             {**by_cell[(t, s, o)], "model": model, ADOPTED: source} for t, s, o, _ in cells[1:]
         ]
-        new = pd.DataFrame([row, *copies]).reindex(columns=RUN_COLUMNS)
-        results = new if results.empty else pd.concat([results, new], ignore_index=True)
-        write(args.out, results)
+        results = _written_with(results, [row, *copies], write, args.out)
         adopted += len(copies)
     print(
         f"{adopted} rows adopted from {source} after {checked - len(refused)} refits that gave "
@@ -1087,9 +1092,7 @@ def _run_and_summarise(args, load, write, desc: str) -> int:
         row = run_one(
             datasets[table], seed, model, quick=quick, offset=offset, budget_epochs=budget
         )
-        new = pd.DataFrame([row], columns=RUN_COLUMNS)
-        results = new if results.empty else pd.concat([results, new], ignore_index=True)
-        write(args.out, results)
+        results = _written_with(results, [row], write, args.out)
     offsets = list(getattr(args, "seed_offsets", None) or (0,))
     # read only: a row of --out wins over another file's row of the same fit
     results = with_rows_of(results, *(read_runs(path) for path in getattr(args, "also", [])))

@@ -25,6 +25,7 @@ from pilid.models.params import ParamError
 from pilid.models.shape_choice import CHOICE_MEMBERS
 from pilid.nn.embedding import EMBEDDING_SIZE, EmbeddedMLP
 from studies._levers import with_levers
+from studies.dev_suite import CANDIDATE_BASE
 
 SMALL = dict(hidden_layers=(8,), n_bags=6, random_state=0, device="cpu", epochs=12)
 #: the embedded candidate's parameters, through the studies' lever (no public value of the library)
@@ -42,7 +43,7 @@ def _any_rows(request, monkeypatch):
 def _alone(cls, row, **params):
     """A fit of candidate `row` of ``shape_choice_`` with its parameters fixed (the embedded
     one through the lever)."""
-    fixed = {**SMALL, **params, "pairs": int(row["pairs"]), "deep_input": "columns"}
+    fixed = {**SMALL, **params, "pairs": int(row["pairs"]), **CANDIDATE_BASE}
     if row["deep_input"] == "embeddings":
         return with_levers(cls)(**fixed, **EMBEDDED)
     return cls(**fixed)

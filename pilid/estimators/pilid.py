@@ -184,8 +184,8 @@ _PILID_DOC = (
         chosen by inner validation (`pilid.models.shape_choice`), and on fewer the columns (the same
         fit as ``"columns"``): every ``pairs`` / ``smoothness`` candidate is trained twice, with
         that MLP and with TabM's (Gorishniy et al., ICLR 2025), an MLP of the same layers on
-        piecewise-linear embeddings of Phi, 16 numbers per feature (`pilid.nn.embedding`), which Eq.
-        11's penalty leaves free (``reg_groups="additive"``); each candidate trains the first 4
+        piecewise-linear embeddings of Phi, 16 numbers per feature (`pilid.nn.embedding`), which
+        Eq. 11's penalty leaves free (``reg_groups="additive"``); each candidate trains the first 4
         members of its bag, the one of lower validation loss is kept and trains its other members
         (``shape_choice_`` lists each candidate's ``deep_input``). The additive part and its
         purified shapes are read as with the columns. With ``hidden_layers=None``, monotone
