@@ -51,6 +51,9 @@ and, only when ``--models`` names it, a candidate for the next library default
 - ``pilid_deep_auto``: the library's ``deep_input="auto"`` as it is, the choice above only from
   `pilid.models.shape_choice.EMBEDDING_MIN_ROWS` fit rows on, the columns' fit on fewer (the
   library's defaults since; its rows are ``pilid``'s, adopted with ``--adopt-from``);
+- ``pilid_glass_lam0``: the glass mode free of Eq. 11's penalty (``hidden_layers=None,
+  lam=0``): the shapes and the pair terms held by the roughness penalty and early stopping
+  alone;
 - ``pilid_columns``: the library's defaults before that, ``deep_input="columns"``
   (`COLUMNS_DEFAULTS`: the ``pilid`` rows fitted then, renamed);
 
@@ -153,6 +156,7 @@ CANDIDATES = {
     "pilid_deep_choice16": {"deep_input": "auto", "deep_min_rows": 0},
     "pilid_deep_auto": {"deep_input": "auto"},
     "pilid_columns": {"deep_input": "columns"},
+    "pilid_glass_lam0": {"hidden_layers": None, "lam": 0.0},
 }
 #: Under every candidate that does not set it: the deep part's input of the library's defaults
 #: when the candidates were fitted, before ``deep_input="auto"`` became the default, so that
@@ -176,6 +180,7 @@ LABELS = {
     "pilid_deep_choice16": "PiLiD deep choice16/4",
     "pilid_deep_auto": "PiLiD deep auto",
     "pilid_columns": "PiLiD columns",
+    "pilid_glass_lam0": "PiLiD glass lam=0",
     "ebm": "EBM",
     "lightgbm": "LightGBM",
     "realmlp": "RealMLP",
@@ -223,6 +228,7 @@ QUICK = {
     "pilid_deep_choice16": {"epochs": 2, "n_bags": 2},
     "pilid_deep_auto": {"epochs": 2, "n_bags": 2},
     "pilid_columns": {"epochs": 2, "n_bags": 2},
+    "pilid_glass_lam0": {"epochs": 2, "n_bags": 2},
     "ebm": {"outer_bags": 1, "max_rounds": 20, "interactions": 0},
     "lightgbm": {"n_estimators": 5},
     "realmlp": {"n_epochs": 2},

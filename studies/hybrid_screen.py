@@ -80,6 +80,11 @@ became the default) under every variant that does not set it:
 - ``glass_pairs_free``, ``glass_ebm_pairs_free``: the glass mode (without and with EBM's pair
   budget) with its pair terms free of Eq. 11's penalty (``reg_groups="additive"``: the pair
   terms are held in the deep part), the shapes under it;
+- ``glass_lam0``, ``glass_lam0_ebm_pairs``: the glass mode (with the default pairs, and with EBM's
+  pair budget) free of Eq. 11's penalty altogether (``lam=0``): the shapes held by the roughness
+  penalty and early stopping alone, as EBM's bins are by its small steps and early stopping (the
+  glass mode trained alone fits its training rows less well than the hybrid's shapes do, under
+  a weight of the penalty chosen for the MLP);
 - ``hybrid_deep_free_heads4_bags4``, ``hybrid_deep_free_heads16_bags1``: the deep part free of
   the penalty, as k MLP heads beside one additive part trained on the mean of the heads' losses
   as TabM trains its members (``deep_heads=k``, `studies._levers.deep_heads`): 4 bag members of
@@ -221,6 +226,8 @@ VARIANTS = {
     ),
     "glass_pairs_free": ({"hidden_layers": None, "reg_groups": "additive"}, False, False),
     "glass_ebm_pairs_free": ({"hidden_layers": None, "reg_groups": "additive"}, True, False),
+    "glass_lam0": ({"hidden_layers": None, "lam": 0.0}, False, False),
+    "glass_lam0_ebm_pairs": ({"hidden_layers": None, "lam": 0.0}, True, False),
     "hybrid_deep_free_heads4_bags4": (
         {"reg_groups": "additive", "deep_heads": 4, "n_bags": 4},
         False,
