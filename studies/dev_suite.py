@@ -54,6 +54,8 @@ and, only when ``--models`` names it, a candidate for the next library default
 - ``pilid_glass_lam0``: the glass mode free of Eq. 11's penalty (``hidden_layers=None,
   lam=0``): the shapes and the pair terms held by the roughness penalty and early stopping
   alone;
+- ``pilid_glass_lam_choice``: the glass mode choosing by inner validation between the rule's
+  weight of Eq. 11's penalty and practically none (the studies' lever ``lam_choice=1e-6``);
 - ``pilid_columns``: the library's defaults before that, ``deep_input="columns"``
   (`COLUMNS_DEFAULTS`: the ``pilid`` rows fitted then, renamed);
 
@@ -157,6 +159,7 @@ CANDIDATES = {
     "pilid_deep_auto": {"deep_input": "auto"},
     "pilid_columns": {"deep_input": "columns"},
     "pilid_glass_lam0": {"hidden_layers": None, "lam": 0.0},
+    "pilid_glass_lam_choice": {"hidden_layers": None, "lam_choice": 1e-6},
 }
 #: Under every candidate that does not set it: the deep part's input of the library's defaults
 #: when the candidates were fitted, before ``deep_input="auto"`` became the default, so that
@@ -181,6 +184,7 @@ LABELS = {
     "pilid_deep_auto": "PiLiD deep auto",
     "pilid_columns": "PiLiD columns",
     "pilid_glass_lam0": "PiLiD glass lam=0",
+    "pilid_glass_lam_choice": "PiLiD glass lam chosen",
     "ebm": "EBM",
     "lightgbm": "LightGBM",
     "realmlp": "RealMLP",
@@ -229,6 +233,7 @@ QUICK = {
     "pilid_deep_auto": {"epochs": 2, "n_bags": 2},
     "pilid_columns": {"epochs": 2, "n_bags": 2},
     "pilid_glass_lam0": {"epochs": 2, "n_bags": 2},
+    "pilid_glass_lam_choice": {"epochs": 2, "n_bags": 2},
     "ebm": {"outer_bags": 1, "max_rounds": 20, "interactions": 0},
     "lightgbm": {"n_estimators": 5},
     "realmlp": {"n_epochs": 2},
