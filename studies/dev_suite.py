@@ -140,6 +140,11 @@ from pilid.tasks import LOWER_IS_BETTER, metric_label
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "results" / "studies" / "dev_suite.csv"
+#: The glass mode's rows (``--models pilid_glass ... --out GLASS_OUT``): the default summary of
+#: `OUT` prints its block too (`glass_block`).
+GLASS_OUT = REPO / "results" / "studies" / "dev_suite_glass.csv"
+#: The glass mode at the library's defaults, a model of `CANDIDATES`.
+GLASS = "pilid_glass"
 MODELS = ("pilid", "ebm", "lightgbm", "realmlp", "tabm")
 #: Candidates for the next library default, fitted only when ``--models`` names them: model ->
 #: (the constructor's parameters on top of the library defaults; a lever of
@@ -943,7 +948,15 @@ def main(argv=None) -> int:
     """Run the missing (table, split, seed, model) cells, then print the summary of ``--out``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", nargs="+", default=list(SUITE), choices=list(SUITE))
-    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=[*MODELS, *CANDIDATES])
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        default=None,
+        choices=[*MODELS, *CANDIDATES],
+        help=f"default: "
+        f"{' '.join(MODELS)} (and, with --summary-only on the default --out, a block of the "
+        f"glass mode, {GLASS}, from {GLASS_OUT.name})",
+    )
     parser.add_argument("--splits", nargs="+", type=int, default=list(SPLITS))
     parser.add_argument(
         "--seed-offsets",
@@ -972,8 +985,28 @@ def main(argv=None) -> int:
         parser.error(f"--budget-epochs {args.budget_epochs} is no budget; give N >= 1 epochs")
     if min(args.seed_offsets) < 0:
         parser.error("--seed-offsets must be >= 0 (random_state = split seed + offset)")
+    glass = args.models is None and args.summary_only and args.out == OUT and not args.also
+    args.models = list(MODELS) if args.models is None else args.models
     check_adoption(parser, args)
-    return run_and_summarise(args, load_suite_table, write_results, "dev suite")
+    code = run_and_summarise(args, load_suite_table, write_results, "dev suite")
+    if glass and GLASS_OUT.is_file():
+        code = max(code, glass_block(args))
+    return code
+
+
+def glass_block(args) -> int:
+    """The default summary's second block: the glass mode (`GLASS`, its rows in `GLASS_OUT`)
+    against the hybrid's defaults and the peers, its wins and paired advantages (``--base``),
+    on the (split, seed) cells it has; printed apart so that the first block's means stay over
+    every seed of the suite."""
+    print(
+        f"\nThe glass mode ({GLASS}: hidden_layers=None; {GLASS_OUT.name}), against the same "
+        "models on its own cells:"
+    )
+    glass = argparse.Namespace(
+        **{**vars(args), "models": [*MODELS, GLASS], "also": [GLASS_OUT], "base": GLASS}
+    )
+    return run_and_summarise(glass, load_suite_table, write_results, "dev suite")
 
 
 def _todo(args, results: pd.DataFrame) -> list[tuple]:

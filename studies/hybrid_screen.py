@@ -85,6 +85,9 @@ became the default) under every variant that does not set it:
   penalty and early stopping alone, as EBM's bins are by its small steps and early stopping (the
   glass mode trained alone fits its training rows less well than the hybrid's shapes do, under
   a weight of the penalty chosen for the MLP);
+- ``glass_lam_choice1e-6``: the glass mode choosing by inner validation between the rule's weight
+  of Eq. 11's penalty and practically none (a millionth of it; the lever ``lam_choice`` takes a
+  factor above 0): ``glass_lam0`` gained on some suite tables and lost on others;
 - ``hybrid_deep_free_heads4_bags4``, ``hybrid_deep_free_heads16_bags1``: the deep part free of
   the penalty, as k MLP heads beside one additive part trained on the mean of the heads' losses
   as TabM trains its members (``deep_heads=k``, `studies._levers.deep_heads`): 4 bag members of
@@ -228,6 +231,7 @@ VARIANTS = {
     "glass_ebm_pairs_free": ({"hidden_layers": None, "reg_groups": "additive"}, True, False),
     "glass_lam0": ({"hidden_layers": None, "lam": 0.0}, False, False),
     "glass_lam0_ebm_pairs": ({"hidden_layers": None, "lam": 0.0}, True, False),
+    "glass_lam_choice1e-6": ({"hidden_layers": None, "lam_choice": 1e-6}, False, False),
     "hybrid_deep_free_heads4_bags4": (
         {"reg_groups": "additive", "deep_heads": 4, "n_bags": 4},
         False,
