@@ -76,6 +76,10 @@ advantage (the peer's MSE less PiLiD's, PiLiD's AUC less the peer's: positive wh
 better) with its paired standard error, the number of pairs (a cell with fewer than
 `FULL_PAIRS` is reduced, printed "(n=5)"), and per peer the tables where PiLiD's mean beats the
 peer's.
+The summary of the default ``--out`` with no ``--models`` given adds a block of the glass mode
+(`GLASS`, its rows in `GLASS_OUT`: `glass_block`): the same printout with the glass mode as the
+base, on the (split, seed) cells it has, apart from the first so that the first block's means
+stay over every seed of the suite.
 
 Budget: the neural peers' defaults are slow on a CPU (RealMLP's 256 epochs; TabM trains until
 its early stopping, without a cap). ``--budget-epochs N`` fits them with ``n_epochs=N`` instead

@@ -357,6 +357,12 @@ RUN_COMMANDS = (
     "--variants hybrid_deep_choice16_choose2 --tables caravan deliveries ames attrition "
     "mlc_churn chile computers hotel_rates diamonds credit_data hmda wage default slid cps1988 "
     "> /tmp/deep_choose2.out 2>&1 &",
+    "then the glass mode free of Eq. 11's penalty, and its choice of the weight, on the "
+    "screening subset:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants glass_lam0 glass_lam0_ebm_pairs > /tmp/glass_lam0.out 2>&1 &",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants glass_lam_choice1e-6 > /tmp/glass_lam_choice.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
