@@ -45,6 +45,9 @@ from studies.lever_study import EARLIER_DEFAULTS, lam_rule, resolve_rules, smoot
 DEFAULTS = {
     "paper": dict(PAPER_PROTOCOL),
     "library": dict(LIBRARY_DEFAULTS),
+    # the library's defaults before ``deep_input="auto"`` (the MLP on Eq. 6's columns at every
+    # size): the ``library`` rows fitted then, renamed
+    "library_columns": {**LIBRARY_DEFAULTS, "deep_input": "columns"},
     "library_earlier": dict(EARLIER_DEFAULTS),
     "library_smooth40": {**EARLIER_DEFAULTS, "gamma": 40, "smoothness": 0.1},
     "library_smooth40_rows": {**EARLIER_DEFAULTS, "gamma": 40, "smoothness": smooth_rule(500.0)},
