@@ -88,6 +88,17 @@ became the default) under every variant that does not set it:
 - ``glass_lam_choice1e-6``: the glass mode choosing by inner validation between the rule's weight
   of Eq. 11's penalty and practically none (a millionth of it; the lever ``lam_choice`` takes a
   factor above 0): ``glass_lam0`` gained on some suite tables and lost on others;
+- ``glass_pairs_choice_smooth_auto``: the glass mode choosing by inner validation among 0 pair
+  terms, the default's 10 and EBM's pair budget (``pairs=[0, 10, k]``, k as for
+  ``glass_ebm_pairs``), each with and without the roughness penalty (``smoothness="auto"``):
+  six candidates. EBM's budget won on mlc_churn and hmda and lost on attrition, the smoothness
+  choice won on computers: the data decide each, on the training part alone;
+- ``glass_pairs_choice_smooth_auto_lam0``: the same free of Eq. 11's penalty (``lam=0``), which
+  won on attrition and mlc_churn at the default pairs;
+- ``glass_mains``, ``glass_mains_smooth0``, ``glass_smooth0``: where the glass mode's gap to EBM
+  lies: its shapes alone (``pairs=0``), with and without the roughness penalty
+  (``smoothness=0``: a sharp threshold costs nothing), and the glass mode with its default pairs
+  without the penalty;
 - ``hybrid_deep_free_heads4_bags4``, ``hybrid_deep_free_heads16_bags1``: the deep part free of
   the penalty, as k MLP heads beside one additive part trained on the mean of the heads' losses
   as TabM trains its members (``deep_heads=k``, `studies._levers.deep_heads`): 4 bag members of
@@ -111,11 +122,11 @@ neutral values.
 Every fit is `studies.dev_suite.fit_and_score` on `pilid.data.suite.load_suite_table`'s table (the
 split, the test rows, the metric, the deep part's share); the CSV adds ``n_features`` (the columns
 the fitted model took), ``n_pairs`` (its pair terms, ``pairs_``: the chosen candidate's under
-``"auto"``), ``pairs_asked`` (the int given, or -1 for ``"auto"``) and ``n_steps`` (the columns
-cast). Results, one row per (variant, table, split): ``results/studies/hybrid_screen.csv``,
-resumable (cells there are skipped), rewritten whole after every fit (`dev_suite.write_frame`,
-`pilid.atomic.replacing`); the cells run variant by variant (the variants' order as given), so an
-interrupted run has whole variants.
+``"auto"`` or a list), ``pairs_asked`` (the int given, or -1 for a choice: ``"auto"`` or a
+list) and ``n_steps`` (the columns cast). Results, one row per (variant, table, split):
+``results/studies/hybrid_screen.csv``, resumable (cells there are skipped), rewritten whole after
+every fit (`dev_suite.write_frame`, `pilid.atomic.replacing`); the cells run variant by variant
+(the variants' order as given), so an interrupted run has whole variants.
 
 The summary (`format_summary`) reads the baseline ``defaults`` per cell from this CSV where it has
 the cell, else from ``dev_suite.csv``'s ``pilid`` rows (offset 0, the same fits), and says how many
@@ -141,6 +152,7 @@ from tqdm import tqdm
 
 from pilid.atomic import replacing
 from pilid.data.suite import SUITE, load_suite_table
+from pilid.models.pair_choice import AUTO_PAIRS
 from pilid.tasks import LOWER_IS_BETTER
 from pilid.train.version import ENGINE_VERSION
 from studies import dev_suite
@@ -178,7 +190,11 @@ STEP_LEVELS = 12
 #: ``5x`` (regression).
 EBM_PAIRS_PER_COLUMN = {"classification": 3, "regression": 5}
 
-#: Variant -> (constructor parameters on top of the library defaults, EBM's pair budget, steps).
+#: The second field of a variant that asks for the choice among 0 pair terms, the default's
+#: `pilid.models.pair_choice.AUTO_PAIRS` and EBM's pair budget (`pair_budget`).
+PAIRS_CHOICE = "choice"
+#: Variant -> (constructor parameters on top of the library defaults, EBM's pair budget: True for
+#: exactly that many, `PAIRS_CHOICE` for the choice among it, 0 and the default's; steps).
 VARIANTS = {
     "defaults": ({}, False, False),
     "glass": ({"hidden_layers": None}, False, False),
@@ -232,6 +248,19 @@ VARIANTS = {
     "glass_lam0": ({"hidden_layers": None, "lam": 0.0}, False, False),
     "glass_lam0_ebm_pairs": ({"hidden_layers": None, "lam": 0.0}, True, False),
     "glass_lam_choice1e-6": ({"hidden_layers": None, "lam_choice": 1e-6}, False, False),
+    "glass_pairs_choice_smooth_auto": (
+        {"hidden_layers": None, "smoothness": "auto"},
+        PAIRS_CHOICE,
+        False,
+    ),
+    "glass_pairs_choice_smooth_auto_lam0": (
+        {"hidden_layers": None, "smoothness": "auto", "lam": 0.0},
+        PAIRS_CHOICE,
+        False,
+    ),
+    "glass_mains": ({"hidden_layers": None, "pairs": 0}, False, False),
+    "glass_mains_smooth0": ({"hidden_layers": None, "pairs": 0, "smoothness": 0.0}, False, False),
+    "glass_smooth0": ({"hidden_layers": None, "smoothness": 0.0}, False, False),
     "hybrid_deep_free_heads4_bags4": (
         {"reg_groups": "additive", "deep_heads": 4, "n_bags": 4},
         False,
@@ -363,6 +392,14 @@ RUN_COMMANDS = (
     "--variants glass_lam0 glass_lam0_ebm_pairs > /tmp/glass_lam0.out 2>&1 &",
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants glass_lam_choice1e-6 > /tmp/glass_lam_choice.out 2>&1 &",
+    "then the glass mode's choice among 0, 10 and EBM's pair terms, with and without the "
+    "roughness penalty (and free of Eq. 11's penalty), on the screening subset:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants glass_pairs_choice_smooth_auto glass_pairs_choice_smooth_auto_lam0 "
+    "> /tmp/glass_pairs_choice.out 2>&1 &",
+    "then the glass mode's shapes alone and the roughness penalty, on the screening subset:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants glass_mains glass_mains_smooth0 glass_smooth0 > /tmp/glass_mains.out 2>&1 &",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
@@ -440,7 +477,7 @@ class StepsCast(BaseEstimator):
 
 def make_variant(variant: str, task: str, seed: int, m: int):
     """The estimator of ``variant`` for ``task`` on a table of ``m`` columns, ``random_state`` =
-    ``seed``, and the ``pairs`` asked (-1: the library's ``"auto"``)."""
+    ``seed``, and the ``pairs`` asked (-1: a choice, the library's ``"auto"`` or a list)."""
     from pilid import PiLiDClassifier, PiLiDRegressor
     from studies._levers.estimators import LEVERS, PiLiDLeverClassifier, PiLiDLeverRegressor
 
@@ -451,7 +488,9 @@ def make_variant(variant: str, task: str, seed: int, m: int):
         )
     params, ebm_pairs, steps = VARIANTS[variant]
     params = {**dev_suite.CANDIDATE_BASE, **params}  # the defaults the variants were screened on
-    if ebm_pairs:
+    if ebm_pairs == PAIRS_CHOICE:
+        params["pairs"] = sorted({0, min(AUTO_PAIRS, m * (m - 1) // 2), pair_budget(task, m)})
+    elif ebm_pairs:
         params["pairs"] = pair_budget(task, m)
     if set(params) & {lever.name for lever in LEVERS}:  # a lever of the studies
         cls = PiLiDLeverClassifier if task == "classification" else PiLiDLeverRegressor
@@ -459,7 +498,9 @@ def make_variant(variant: str, task: str, seed: int, m: int):
         cls = PiLiDClassifier if task == "classification" else PiLiDRegressor
     estimator = cls(random_state=seed, **params)
     asked = params.get("pairs", -1)
-    return (StepsCast(estimator) if steps else estimator), int(asked)
+    return (StepsCast(estimator) if steps else estimator), (
+        -1 if isinstance(asked, list) else int(asked)
+    )
 
 
 def run_one(dataset, seed: int, variant: str) -> dict:

@@ -522,7 +522,10 @@ def screen_variants(rows: pd.DataFrame, suite: pd.DataFrame, digits: int = 4, sp
     for variant, part in frame.groupby("variant", sort=False):
         params, ebm_pairs, steps = study.VARIANTS[variant]
         changes = [f"{k}={v!r}" for k, v in params.items()]
-        changes += ["EBM's pair budget"] if ebm_pairs else []
+        if ebm_pairs == study.PAIRS_CHOICE:
+            changes += ["pairs chosen among 0, 10 and EBM's budget"]
+        elif ebm_pairs:
+            changes += ["EBM's pair budget"]
         changes += ["steps"] if steps else []
         ebm, base = part["vs_ebm"].dropna(), part["vs_defaults"].dropna()
         mine = variant == "defaults"
