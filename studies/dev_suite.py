@@ -79,7 +79,10 @@ peer's.
 The summary of the default ``--out`` with no ``--models`` given adds a block of the glass mode
 (`GLASS`, its rows in `GLASS_OUT`: `glass_block`): the same printout with the glass mode as the
 base, on the (split, seed) cells it has, apart from the first so that the first block's means
-stay over every seed of the suite.
+stay over every seed of the suite; and a last block (`format_goals`): on `GAP_TABLES` the hybrid
+default's gap to the best of `BLACK_BOXES` before ``deep_input="auto"`` (`COLUMNS_DEFAULTS`'
+rows) and now, and the share of it closed (`gap_to_black_boxes`), and the tables where its fit
+seconds pass twice the defaults' before or EBM's (`fit_seconds_against`: a rough guide).
 
 Budget: the neural peers' defaults are slow on a CPU (RealMLP's 256 epochs; TabM trains until
 its early stopping, without a cap). ``--budget-epochs N`` fits them with ``n_epochs=N`` instead
@@ -178,6 +181,10 @@ CANDIDATE_BASE = {"deep_input": "columns"}
 #: fitted then, which the studies that screened against the defaults then read as ``pilid``
 #: (`as_fitted_before_auto`).
 COLUMNS_DEFAULTS = "pilid_columns"
+#: The black boxes whose best the hybrid's gap is measured to (`gap_to_black_boxes`), and the
+#: tables where it trailed them most with the defaults before ``deep_input="auto"``.
+BLACK_BOXES = ("lightgbm", "realmlp", "tabm")
+GAP_TABLES = ("diamonds", "hotel_rates", "computers")
 #: The models of PiLiD's engine, whose rows name its version (``engine``).
 ENGINE_MODELS = ("pilid", *CANDIDATES)
 #: The printed names.
@@ -995,7 +1002,108 @@ def main(argv=None) -> int:
     code = run_and_summarise(args, load_suite_table, write_results, "dev suite")
     if glass and GLASS_OUT.is_file():
         code = max(code, glass_block(args))
+    if glass:
+        print(format_goals(read_runs(args.out)))
     return code
+
+
+def gap_to_black_boxes(results: pd.DataFrame, tables=GAP_TABLES) -> pd.DataFrame:
+    """Per table of ``tables`` held by every model named: the mean metric of the defaults
+    before ``deep_input="auto"`` (`COLUMNS_DEFAULTS`), of PiLiD's defaults now (``pilid``) and
+    of the best of `BLACK_BOXES` there (``best``, its budget if it ran under one), each over its
+    own (split, seed) cells (`resolve`: its defaults where a cell has them); the gap before and
+    now (the best's advantage over PiLiD, positive: the black box better) and the share of the
+    gap before that is closed now, ``(gap_before - gap_now) / gap_before`` (above 1: PiLiD now
+    ahead; NaN where there was no gap)."""
+    results = resolve(results)
+    rows = []
+    for table in tables:
+        on = results[results["table"] == table]
+        means = on.groupby("model")["value"].mean()
+        peers = [m for m in BLACK_BOXES if m in means.index]
+        if not peers or not {"pilid", COLUMNS_DEFAULTS} <= set(means.index):
+            continue
+        lower = LOWER_IS_BETTER[on["metric"].iloc[0]]
+        sign = 1.0 if lower else -1.0  # the peer's advantage: PiLiD's loss over the peer's
+        best = min(peers, key=lambda m: sign * means[m])
+        before = sign * (means[COLUMNS_DEFAULTS] - means[best])
+        now = sign * (means["pilid"] - means[best])
+        rows.append(
+            {
+                "table": table,
+                "metric": on["metric"].iloc[0],
+                "before": means[COLUMNS_DEFAULTS],
+                "now": means["pilid"],
+                "best": best,
+                "best_mean": means[best],
+                "best_budget": _joined(on.loc[on["model"] == best, "budget"]),
+                "gap_before": before,
+                "gap_now": now,
+                "closed": (before - now) / before if before > 0 else np.nan,
+            }
+        )
+    return pd.DataFrame(rows).set_index("table") if rows else pd.DataFrame()
+
+
+def fit_seconds_against(results: pd.DataFrame, other: str) -> pd.Series:
+    """Per table, PiLiD's defaults' mean fit seconds over ``other``'s, on the (split, seed)
+    cells both have. Cells fitted at other times, beside other jobs: a rough guide, not a
+    benchmark (``make bench`` times them side by side)."""
+    results = resolve(results)
+    cells = ["table", "split", "seed_offset"]
+    mine = results[results["model"] == "pilid"].set_index(cells)["fit_seconds"]
+    theirs = results[results["model"] == other].set_index(cells)["fit_seconds"]
+    both = pd.concat([mine, theirs], axis=1, keys=["pilid", "other"], join="inner")
+    ratio = both.groupby("table")["pilid"].mean() / both.groupby("table")["other"].mean()
+    return ratio.reindex([t for t in SUITE if t in ratio.index])
+
+
+def format_goals(results: pd.DataFrame) -> str:
+    """The lines of the default summary's last block: `gap_to_black_boxes` per table, and
+    `fit_seconds_against` the defaults before ``deep_input="auto"`` and EBM."""
+    gap = gap_to_black_boxes(results)
+    lines = [
+        "",
+        f"The hybrid default's gap to the best black box ({', '.join(map(_label, BLACK_BOXES))}):",
+        "PiLiD's mean metric against the best's (positive: the black box better), with the",
+        f"defaults before deep_input='auto' ({COLUMNS_DEFAULTS}) and now (pilid); *: the best",
+        "under a budget, reduced",
+    ]
+    if gap.empty:
+        lines.append("no table has the rows of every model named")
+    else:
+        lines.append(
+            f"{'table':<12} {'metric':<6} {'before':>8} {'now':>8} {'best':>18} "
+            f"{'gap before':>11} {'gap now':>9} {'closed':>7}"
+        )
+        for table, row in gap.iterrows():
+            mark = "*" if row["best_budget"] else ""
+            best = f"{_label(row['best'])}{mark} {row['best_mean']:.4f}"
+            closed = "-" if np.isnan(row["closed"]) else f"{row['closed']:.0%}"
+            lines.append(
+                f"{table:<12} {metric_label(row['metric']):<6} {row['before']:>8.4f} "
+                f"{row['now']:>8.4f} {best:>18} {row['gap_before']:>+11.4f} "
+                f"{row['gap_now']:>+9.4f} {closed:>7}"
+            )
+        half = int((gap["closed"] >= 0.5).sum())
+        lines.append(f"at least half the gap closed on {half} of {len(gap)} tables")
+    against = ((COLUMNS_DEFAULTS, 2.0, f"the defaults before ({COLUMNS_DEFAULTS})"),
+               ("ebm", 1.0, "EBM's"))  # fmt: skip
+    for other, limit, name in against:
+        ratio = fit_seconds_against(results, other)
+        if ratio.empty:
+            continue
+        over = ratio[ratio > limit]
+        names = f": {', '.join(f'{t} x{r:.1f}' for t, r in over.items())}" if len(over) else ""
+        lines.append(
+            f"PiLiD's fit seconds over {name}: above x{limit:g} on {len(over)} of "
+            f"{len(ratio)} tables{names}"
+        )
+    lines.append(
+        "(fit seconds of cells fitted at other times, beside other jobs: a rough guide; "
+        "make bench times them side by side)"
+    )
+    return "\n".join(lines)
 
 
 def glass_block(args) -> int:

@@ -684,3 +684,57 @@ def test_the_default_summary_prints_the_glass_modes_block_with_its_wins_over_ebm
     # another --out, or models asked for: the summary of what was asked, no block
     assert dev_suite.main(["--summary-only", *splits, "--models", "pilid", "ebm"]) == 0
     assert "The glass mode" not in capsys.readouterr().out
+
+
+def test_the_gap_to_the_best_black_box_and_the_fit_seconds_are_as_by_hand(tmp_path, capsys):
+    # two splits of diamonds and computers (MSE) and mlc_churn (AUC, not a gap table)
+    by_hand = {
+        "diamonds": {"pilid_columns": [0.10, 0.12], "pilid": [0.07, 0.07],
+                     "lightgbm": [0.09, 0.09], "realmlp": [0.08, 0.08], "ebm": [0.2, 0.2]},
+        "computers": {"pilid_columns": [0.5, 0.5], "pilid": [0.45, 0.45],
+                      "lightgbm": [0.3, 0.3], "realmlp": [0.4, 0.4]},
+        "mlc_churn": {"pilid_columns": [0.8, 0.8], "pilid": [0.9, 0.9], "lightgbm": [0.95, 0.95],
+                      "ebm": [0.9, 0.9]},
+    }  # fmt: skip
+    seconds = {"pilid_columns": 10.0, "pilid": 25.0, "ebm": 20.0, "lightgbm": 1.0, "realmlp": 1.0}
+    rows = [
+        (table, split, model, "auc" if table == "mlc_churn" else "mse", value, seconds[model])
+        for table, models in by_hand.items()
+        for model, values in models.items()
+        for split, value in enumerate(values)
+    ]
+    frame = pd.DataFrame(
+        rows, columns=["table", "split", "model", "metric", "value", "fit_seconds"]
+    )
+    # TabM under a budget on diamonds, better than both: the best, marked
+    tabm = frame[(frame["table"] == "diamonds") & (frame["model"] == "realmlp")]
+    frame = pd.concat([frame, tabm.assign(model="tabm", value=0.075, budget="n_epochs=16")])
+    gap = dev_suite.gap_to_black_boxes(frame)
+    assert list(gap.index) == ["diamonds", "computers"]  # hotel_rates has no rows here
+    # diamonds: before 0.11, now 0.07, best TabM 0.075: gap 0.035 before, -0.005 now
+    d = gap.loc["diamonds"]
+    assert (d["before"], d["now"], d["best_mean"]) == pytest.approx((0.11, 0.07, 0.075))
+    assert d["best"] == "tabm" and d["best_budget"] == "n_epochs=16"
+    assert (d["gap_before"], d["gap_now"]) == pytest.approx((0.035, -0.005))
+    assert d["closed"] == pytest.approx(0.04 / 0.035)
+    # computers: best LightGBM 0.3; gap 0.2 before, 0.15 now: a quarter closed
+    c = gap.loc["computers"]
+    assert c["best"] == "lightgbm" and c["closed"] == pytest.approx(0.25)
+    # fit seconds: 25 / 10 on every table over the columns', 25 / 20 over EBM's where it ran
+    assert dev_suite.fit_seconds_against(frame, "pilid_columns").tolist() == pytest.approx(
+        [2.5] * 3
+    )
+    assert dev_suite.fit_seconds_against(frame, "ebm").to_dict() == pytest.approx(
+        {"mlc_churn": 1.25, "diamonds": 1.25}
+    )
+    text = dev_suite.format_goals(frame)
+    assert "at least half the gap closed on 1 of 2 tables" in text
+    assert "above x2 on 3 of 3 tables" in text and "above x1 on 2 of 2 tables" in text
+    # printed with the default summary, after the glass mode's block
+    out = tmp_path / "suite.csv"
+    frame.to_csv(out, index=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dev_suite, "OUT", out)
+        patch.setattr(dev_suite, "GLASS_OUT", tmp_path / "no_glass.csv")
+        assert dev_suite.main(["--summary-only", "--splits", "0", "1"]) == 0
+    assert "at least half the gap closed on 1 of 2 tables" in capsys.readouterr().out
