@@ -99,6 +99,10 @@ became the default) under every variant that does not set it:
   lies: its shapes alone (``pairs=0``), with and without the roughness penalty
   (``smoothness=0``: a sharp threshold costs nothing), and the glass mode with its default pairs
   without the penalty;
+- ``glass_choose4``: the glass mode's choice of its pairs (``pairs="auto"``: 0 or 10) on each
+  candidate's first 4 members, then only the chosen one's other 12 (the lever
+  ``choice_members=4``, as ``deep_input="auto"`` chooses): the glass mode's fit for less, where
+  it is slower than EBM's;
 - ``hybrid_deep_free_heads4_bags4``, ``hybrid_deep_free_heads16_bags1``: the deep part free of
   the penalty, as k MLP heads beside one additive part trained on the mean of the heads' losses
   as TabM trains its members (``deep_heads=k``, `studies._levers.deep_heads`): 4 bag members of
@@ -261,6 +265,7 @@ VARIANTS = {
     "glass_mains": ({"hidden_layers": None, "pairs": 0}, False, False),
     "glass_mains_smooth0": ({"hidden_layers": None, "pairs": 0, "smoothness": 0.0}, False, False),
     "glass_smooth0": ({"hidden_layers": None, "smoothness": 0.0}, False, False),
+    "glass_choose4": ({"hidden_layers": None, "choice_members": 4}, False, False),
     "hybrid_deep_free_heads4_bags4": (
         {"reg_groups": "additive", "deep_heads": 4, "n_bags": 4},
         False,
@@ -400,6 +405,14 @@ RUN_COMMANDS = (
     "then the glass mode's shapes alone and the roughness penalty, on the screening subset:",
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants glass_mains glass_mains_smooth0 glass_smooth0 > /tmp/glass_mains.out 2>&1 &",
+    "then the glass mode's pair choice on its candidates' first 4 members, on the screening "
+    "subset and the two tables where the glass mode fits slower than EBM:",
+    "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
+    "--variants glass_choose4 --tables hmda attrition wage credit_data computers mlc_churn "
+    "cps1988 default > /tmp/glass_choose4.out 2>&1 &",
+    "and the glass mode at the defaults on those two tables, to compare:",
+    "cd /work/main && OMP_NUM_THREADS=1 nice -n 10 python -m studies hybrid_screen "
+    "--variants glass --tables cps1988 default",
 )
 SUMMARY_COMMAND = "python -m studies hybrid_screen --summary-only --write-log"
 
