@@ -1048,7 +1048,7 @@ def gap_to_black_boxes(results: pd.DataFrame, tables=GAP_TABLES) -> pd.DataFrame
 def fit_seconds_against(results: pd.DataFrame, other: str) -> pd.Series:
     """Per table, PiLiD's defaults' mean fit seconds over ``other``'s, on the (split, seed)
     cells both have. Cells fitted at other times, beside other jobs: a rough guide, not a
-    benchmark (``make bench`` times them side by side)."""
+    benchmark (``benchmarks/bench_candidate.py`` times two models side by side)."""
     results = resolve(results)
     cells = ["table", "split", "seed_offset"]
     mine = results[results["model"] == "pilid"].set_index(cells)["fit_seconds"]
@@ -1087,8 +1087,8 @@ def format_goals(results: pd.DataFrame) -> str:
             )
         half = int((gap["closed"] >= 0.5).sum())
         lines.append(f"at least half the gap closed on {half} of {len(gap)} tables")
-    against = ((COLUMNS_DEFAULTS, 2.0, f"the defaults before ({COLUMNS_DEFAULTS})"),
-               ("ebm", 1.0, "EBM's"))  # fmt: skip
+    against = [(COLUMNS_DEFAULTS, 2.0, f"the defaults before ({COLUMNS_DEFAULTS})")]
+    against.append(("ebm", 1.0, "EBM's"))
     for other, limit, name in against:
         ratio = fit_seconds_against(results, other)
         if ratio.empty:
@@ -1101,7 +1101,7 @@ def format_goals(results: pd.DataFrame) -> str:
         )
     lines.append(
         "(fit seconds of cells fitted at other times, beside other jobs: a rough guide; "
-        "make bench times them side by side)"
+        "benchmarks/bench_candidate.py times them side by side)"
     )
     return "\n".join(lines)
 
