@@ -406,7 +406,7 @@ RUN_COMMANDS = (
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants glass_mains glass_mains_smooth0 glass_smooth0 > /tmp/glass_mains.out 2>&1 &",
     "then the glass mode's pair choice on its candidates' first 4 members, on the screening "
-    "subset and the two tables where the glass mode fits slower than EBM:",
+    "subset and the two tables where the glass mode fits no faster than EBM:",
     "cd /work/main && OMP_NUM_THREADS=1 nohup nice -n 10 python -m studies hybrid_screen "
     "--variants glass_choose4 --tables hmda attrition wage credit_data computers mlc_churn "
     "cps1988 default > /tmp/glass_choose4.out 2>&1 &",
