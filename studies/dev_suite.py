@@ -758,11 +758,18 @@ def _seconds_ratio(results: pd.DataFrame, base: str, tables: list) -> pd.Series:
     at other times, beside other jobs: a rough guide, not a benchmark."""
     if base == "pilid":
         return pd.Series(dtype=float)
+    return _seconds_over(results, base, "pilid", tables)
+
+
+def _seconds_over(results: pd.DataFrame, mine: str, theirs: str, tables) -> pd.Series:
+    """Per table of ``tables`` (those that have both), ``mine``'s mean fit seconds over
+    ``theirs``' on the (split, seed) cells both models have."""
     cells = ["table", "split", "seed_offset"]
-    mine = results[results["model"] == base].set_index(cells)["fit_seconds"]
-    theirs = results[results["model"] == "pilid"].set_index(cells)["fit_seconds"]
-    both = pd.concat([mine, theirs], axis=1, keys=["base", "pilid"], join="inner")
-    ratio = both.groupby("table")["base"].mean() / both.groupby("table")["pilid"].mean()
+    seconds = [
+        results[results["model"] == m].set_index(cells)["fit_seconds"] for m in (mine, theirs)
+    ]
+    both = pd.concat(seconds, axis=1, keys=["mine", "theirs"], join="inner")
+    ratio = both.groupby("table")["mine"].mean() / both.groupby("table")["theirs"].mean()
     return ratio.reindex([t for t in tables if t in ratio.index])
 
 
@@ -1047,15 +1054,9 @@ def gap_to_black_boxes(results: pd.DataFrame, tables=GAP_TABLES) -> pd.DataFrame
 
 def fit_seconds_against(results: pd.DataFrame, other: str) -> pd.Series:
     """Per table, PiLiD's defaults' mean fit seconds over ``other``'s, on the (split, seed)
-    cells both have. Cells fitted at other times, beside other jobs: a rough guide, not a
-    benchmark (``benchmarks/bench_candidate.py`` times two models side by side)."""
-    results = resolve(results)
-    cells = ["table", "split", "seed_offset"]
-    mine = results[results["model"] == "pilid"].set_index(cells)["fit_seconds"]
-    theirs = results[results["model"] == other].set_index(cells)["fit_seconds"]
-    both = pd.concat([mine, theirs], axis=1, keys=["pilid", "other"], join="inner")
-    ratio = both.groupby("table")["pilid"].mean() / both.groupby("table")["other"].mean()
-    return ratio.reindex([t for t in SUITE if t in ratio.index])
+    cells both have (`_seconds_over`). Cells fitted at other times, beside other jobs: a rough
+    guide, not a benchmark (``benchmarks/bench_candidate.py`` times two models side by side)."""
+    return _seconds_over(resolve(results), "pilid", other, SUITE)
 
 
 def format_goals(results: pd.DataFrame) -> str:
